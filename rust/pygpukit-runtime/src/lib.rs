@@ -1,0 +1,1 @@
+//! PyGPUkit's runtime core: pure Rust, no Python. The bindings crate wraps it.
