@@ -1,0 +1,1 @@
+//! See the crate docs: the `dispatch` part of the runtime.

@@ -1,0 +1,1 @@
+//! See the crate docs: the `scheduler` part of the runtime.

@@ -1,0 +1,1 @@
+//! See the crate docs: the `transfer` part of the runtime.
