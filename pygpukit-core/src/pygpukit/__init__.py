@@ -1,0 +1,52 @@
+"""PyGPUkit: a NumPy-like array library that runs on the GPU, or on the CPU without one.
+
+Every function here follows the Python Array API standard (2023.12) where the standard
+has a name for it; the seed API (`from_numpy`, `sub`, `mul`, `div`, `neg`, `clamp`,
+`rmsnorm`, ...) sits alongside. Ops dispatch to kernel providers contributed by plugins;
+`pygpukit.explain(op, *args)` says which one runs and why.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import config, memory
+from ._array import GPUArray
+from ._device import Buffer, Device, DeviceBackend
+from ._dispatch import DispatchError, Explanation
+from ._dtypes import (
+    DataType,
+    bfloat16,
+    bool_,
+    float8_e4m3fn,
+    float8_e5m2,
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+)
+from ._ops import *  # noqa: F403
+from ._ops import BINARY as _BINARY
+from ._ops import UNARY as _UNARY
+from ._promotion import promote_types, result_type
+from ._providers import Kernel, KernelProvider
+from .hookspecs import hookimpl
+
+__version__ = "0.1.0"
+__array_api_version__ = "2023.12"
+
+bool = bool_  # noqa: A001 - the Array API name of the boolean dtype
+
+
+def __getattr__(name: str) -> Any:
+    """Plugin namespaces (``gp.llm``, ``gp.audio``) answer here once registered."""
+    from ._plugins import registry
+
+    namespace = registry().namespaces.get(name)
+    if namespace is None:
+        raise AttributeError(f"module 'pygpukit' has no attribute {name!r}")
+    return namespace

@@ -1,0 +1,217 @@
+"""Creation functions of the Array API, plus the seed's `from_numpy`.
+
+Kernel conventions: ``fill(out, value)``; ``arange(out, start, step)`` writes
+``start + i * step``; ``eye(out, k)`` writes ones on diagonal k and zeros elsewhere;
+``tril``/``triu``: ``kernel(x, out, k)``.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from typing import Any
+
+import numpy as np
+
+from .. import _dtypes as dt
+from .._array import GPUArray
+from .._device import Device
+from .._views import normalize_shape
+from ._core import empty as _empty
+from ._core import kernel_on, target_device
+from .copying import astype, fill
+
+
+def _dtype_or(dtype: Any, default: dt.DataType) -> dt.DataType:
+    return default if dtype is None else dt.as_dtype(dtype)
+
+
+def empty(
+    shape: Any, *, dtype: Any = None, device: Device | str | None = None
+) -> GPUArray:
+    """A new array with uninitialised contents."""
+    return _empty(normalize_shape(shape), _dtype_or(dtype, dt.DEFAULT_FLOAT), target_device(device))
+
+
+def full(
+    shape: Any, fill_value: bool | int | float, *, dtype: Any = None,
+    device: Device | str | None = None,
+) -> GPUArray:
+    """A new array with every element `fill_value`."""
+    if dtype is None:
+        dtype = dt.as_dtype(type(fill_value)) if isinstance(fill_value, (bool, int, float)) else None
+    out = empty(shape, dtype=dtype, device=device)
+    fill(out, fill_value)
+    return out
+
+
+def zeros(shape: Any, *, dtype: Any = None, device: Device | str | None = None) -> GPUArray:
+    """A new array of zeros."""
+    return full(shape, 0, dtype=_dtype_or(dtype, dt.DEFAULT_FLOAT), device=device)
+
+
+def ones(shape: Any, *, dtype: Any = None, device: Device | str | None = None) -> GPUArray:
+    """A new array of ones."""
+    return full(shape, 1, dtype=_dtype_or(dtype, dt.DEFAULT_FLOAT), device=device)
+
+
+def _like(x: GPUArray, dtype: Any, device: Any) -> tuple[dt.DataType, Device]:
+    if not isinstance(x, GPUArray):
+        raise TypeError(f"expected a GPUArray, got {type(x).__name__}")
+    return _dtype_or(dtype, x.dtype), x.device if device is None else target_device(device)
+
+
+def empty_like(x: GPUArray, /, *, dtype: Any = None, device: Any = None) -> GPUArray:
+    d, dev = _like(x, dtype, device)
+    return _empty(x.shape, d, dev)
+
+
+def full_like(
+    x: GPUArray, /, fill_value: bool | int | float, *, dtype: Any = None, device: Any = None
+) -> GPUArray:
+    d, dev = _like(x, dtype, device)
+    return full(x.shape, fill_value, dtype=d, device=dev)
+
+
+def zeros_like(x: GPUArray, /, *, dtype: Any = None, device: Any = None) -> GPUArray:
+    return full_like(x, 0, dtype=dtype, device=device)
+
+
+def ones_like(x: GPUArray, /, *, dtype: Any = None, device: Any = None) -> GPUArray:
+    return full_like(x, 1, dtype=dtype, device=device)
+
+
+def from_numpy(array: np.ndarray, device: Device | str | None = None) -> GPUArray:
+    """Copy a NumPy array to the device, keeping its dtype (float64 stays float64)."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"from_numpy wants a numpy.ndarray, got {type(array).__name__}")
+    return GPUArray.from_numpy(array, device)
+
+
+def asarray(
+    obj: Any, /, *, dtype: Any = None, device: Device | str | None = None,
+    copy: bool | None = None,
+) -> GPUArray:
+    """An array from a GPUArray, NumPy array, buffer, nested sequence or scalar.
+
+    Python floats become the default float dtype (float32) and ints int64, as the Array
+    API lets a library choose; NumPy arrays keep their dtype unless `dtype` is given.
+    """
+    if isinstance(obj, GPUArray):
+        out = obj if device is None else obj.to_device(device)
+        if dtype is not None and dt.as_dtype(dtype) is not out.dtype:
+            if copy is False:
+                raise ValueError("asarray: changing the dtype needs a copy (copy=False)")
+            return astype(out, dtype)
+        if copy and out is obj:
+            return out.copy()
+        return out
+    if copy is False:
+        raise ValueError("asarray: host data must be copied to the device (copy=False)")
+    if hasattr(obj, "__dlpack__") and not isinstance(obj, np.ndarray):
+        host = np.from_dlpack(obj)
+    else:
+        host = np.asarray(obj)
+    if dtype is not None:
+        target = dt.as_dtype(dtype)
+        if target.is_integer and host.dtype.kind == "f":
+            raise TypeError(f"asarray: refusing to truncate floats to {target.name} silently")
+        host = host.astype(target.to_numpy_dtype())
+    elif not isinstance(obj, np.ndarray) and host.dtype == np.float64:
+        host = host.astype(np.float32)  # Python floats take the default float dtype
+    elif host.dtype.kind in "OUS":
+        raise TypeError(f"asarray: cannot make an array from {type(obj).__name__} {obj!r:.60}")
+    return GPUArray.from_numpy(host, target_device(device))
+
+
+def arange(
+    start: int | float, /, stop: int | float | None = None, step: int | float = 1, *,
+    dtype: Any = None, device: Device | str | None = None,
+) -> GPUArray:
+    """Evenly spaced values in [start, stop)."""
+    if stop is None:
+        start, stop = 0, start
+    if step == 0:
+        raise ValueError("arange: step must not be zero")
+    is_int = all(isinstance(v, int) for v in (start, stop, step))
+    out_dtype = _dtype_or(dtype, dt.DEFAULT_INT if is_int else dt.DEFAULT_FLOAT)
+    n = max(0, math.ceil((stop - start) / step))
+    out = _empty((n,), out_dtype, target_device(device))
+    if n:
+        kernel_on("arange", out.device, (out_dtype,))(out, start, step)
+    return out
+
+
+def linspace(
+    start: int | float, stop: int | float, /, num: int, *, dtype: Any = None,
+    device: Device | str | None = None, endpoint: bool = True,
+) -> GPUArray:
+    """`num` evenly spaced values from start to stop (inclusive unless endpoint=False)."""
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"linspace: num must be >= 0, got {num}")
+    out = _empty((num,), _dtype_or(dtype, dt.DEFAULT_FLOAT), target_device(device))
+    if num:
+        div = (num - 1) if endpoint else num
+        step = (stop - start) / div if div else 0.0
+        kernel_on("linspace", out.device, (out.dtype,))(out, start, stop, step, endpoint)
+    return out
+
+
+def eye(
+    n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None,
+    device: Device | str | None = None,
+) -> GPUArray:
+    """A 2-D array with ones on diagonal k."""
+    shape = normalize_shape((n_rows, n_rows if n_cols is None else n_cols))
+    out = _empty(shape, _dtype_or(dtype, dt.DEFAULT_FLOAT), target_device(device))
+    if out.size:
+        kernel_on("eye", out.device, (out.dtype,))(out, operator.index(k))
+    return out
+
+
+def _triangle(op: str, x: GPUArray, k: int) -> GPUArray:
+    if not isinstance(x, GPUArray) or x.ndim < 2:
+        raise ValueError(f"{op} wants an array of at least 2 dimensions")
+    out = _empty(x.shape, x.dtype, x.device)
+    if out.size:
+        kernel_on(op, x.device, (x.dtype,))(x, out, operator.index(k))
+    return out
+
+
+def tril(x: GPUArray, /, *, k: int = 0) -> GPUArray:
+    """Zeros above diagonal k of the last two dimensions."""
+    return _triangle("tril", x, k)
+
+
+def triu(x: GPUArray, /, *, k: int = 0) -> GPUArray:
+    """Zeros below diagonal k of the last two dimensions."""
+    return _triangle("triu", x, k)
+
+
+def meshgrid(*arrays: GPUArray, indexing: str = "xy") -> list[GPUArray]:
+    """Coordinate grids from 1-D arrays (views, broadcast without copies)."""
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
+    for a in arrays:
+        if not isinstance(a, GPUArray) or a.ndim != 1:
+            raise ValueError("meshgrid wants 1-D GPUArrays")
+    shape = [a.shape[0] for a in arrays]
+    if indexing == "xy" and len(arrays) >= 2:
+        shape[0], shape[1] = shape[1], shape[0]
+    out = []
+    for i, a in enumerate(arrays):
+        axis = i
+        if indexing == "xy" and len(arrays) >= 2 and i < 2:
+            axis = 1 - i
+        view_shape = [1] * len(arrays)
+        view_shape[axis] = a.shape[0]
+        out.append(a.reshape(tuple(view_shape)).broadcast_to(tuple(shape)))
+    return out
+
+
+def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> GPUArray:
+    """An array from any object with ``__dlpack__`` (host data is copied to the device)."""
+    if isinstance(x, GPUArray):
+        return x
+    return asarray(np.from_dlpack(x), device=device, copy=copy)

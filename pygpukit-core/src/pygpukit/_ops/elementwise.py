@@ -1,0 +1,315 @@
+"""Elementwise ops: one table, from which the public functions are made.
+
+Kernel calling conventions (what a provider's kernel receives):
+
+- unary ``kernel(x, out, **params)``: ``x`` already has ``out``'s shape.
+- binary ``kernel(x1, x2, out, compute)``: array operands are views broadcast to
+  ``out.shape`` (zero strides where broadcast); a Python scalar stays a scalar;
+  ``compute`` is the promoted input dtype the op must be evaluated in (it differs from
+  ``out.dtype`` for comparisons and for true division of integers).
+- ``where``: ``kernel(condition, x1, x2, out)`` with all three broadcast.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .. import _dtypes as dt
+from .._array import GPUArray
+from .._promotion import promote_types, result_type_with_scalar
+from .._views import broadcast_shapes
+from ._core import device_of, dtypes_of, empty, kernel_on, scalar_or_array
+
+# op name -> (rule, summary). Rules say which inputs are accepted and the output dtype.
+UNARY: dict[str, tuple[str, str]] = {
+    "abs": ("keep", "absolute value"),
+    "negative": ("keep", "-x"),
+    "positive": ("keep", "+x (a copy)"),
+    "square": ("keep", "x * x"),
+    "sign": ("keep", "-1, 0 or 1 by the sign of x"),
+    "ceil": ("keep", "smallest integer >= x"),
+    "floor": ("keep", "largest integer <= x"),
+    "trunc": ("keep", "x rounded toward zero"),
+    "round": ("keep", "x rounded to the nearest integer, halves to even"),
+    "relu": ("keep", "max(x, 0)"),
+    "sqrt": ("float", "square root"),
+    "rsqrt": ("float", "1 / sqrt(x)"),
+    "exp": ("float", "e ** x"),
+    "expm1": ("float", "e ** x - 1, accurate near 0"),
+    "log": ("float", "natural logarithm"),
+    "log1p": ("float", "log(1 + x), accurate near 0"),
+    "log2": ("float", "base-2 logarithm"),
+    "log10": ("float", "base-10 logarithm"),
+    "sin": ("float", "sine"),
+    "cos": ("float", "cosine"),
+    "tan": ("float", "tangent"),
+    "asin": ("float", "inverse sine"),
+    "acos": ("float", "inverse cosine"),
+    "atan": ("float", "inverse tangent"),
+    "sinh": ("float", "hyperbolic sine"),
+    "cosh": ("float", "hyperbolic cosine"),
+    "tanh": ("float", "hyperbolic tangent"),
+    "asinh": ("float", "inverse hyperbolic sine"),
+    "acosh": ("float", "inverse hyperbolic cosine"),
+    "atanh": ("float", "inverse hyperbolic tangent"),
+    "sigmoid": ("float", "1 / (1 + exp(-x))"),
+    "silu": ("float", "x * sigmoid(x)"),
+    "gelu": ("float", "x * Phi(x); approximate='tanh' for the tanh form"),
+    "isfinite": ("to_bool", "x is neither infinite nor NaN"),
+    "isinf": ("to_bool", "x is +inf or -inf"),
+    "isnan": ("to_bool", "x is NaN"),
+    "signbit": ("to_bool", "the sign bit of x is set"),
+    "logical_not": ("logical", "not x"),
+    "bitwise_invert": ("bitwise", "~x"),
+}
+
+BINARY: dict[str, tuple[str, str]] = {
+    "add": ("arith", "x1 + x2"),
+    "subtract": ("arith", "x1 - x2"),
+    "multiply": ("arith", "x1 * x2"),
+    "floor_divide": ("arith", "x1 // x2"),
+    "remainder": ("arith", "x1 % x2, with the sign of x2"),
+    "pow": ("arith", "x1 ** x2"),
+    "maximum": ("arith", "the larger of x1 and x2 (NaN propagates)"),
+    "minimum": ("arith", "the smaller of x1 and x2 (NaN propagates)"),
+    "divide": ("float", "x1 / x2"),
+    "atan2": ("float", "the angle of the point (x2, x1)"),
+    "hypot": ("float", "sqrt(x1**2 + x2**2) without overflow"),
+    "logaddexp": ("float", "log(exp(x1) + exp(x2))"),
+    "copysign": ("float", "|x1| with the sign of x2"),
+    "equal": ("compare_any", "x1 == x2"),
+    "not_equal": ("compare_any", "x1 != x2"),
+    "less": ("compare", "x1 < x2"),
+    "less_equal": ("compare", "x1 <= x2"),
+    "greater": ("compare", "x1 > x2"),
+    "greater_equal": ("compare", "x1 >= x2"),
+    "logical_and": ("logical", "x1 and x2"),
+    "logical_or": ("logical", "x1 or x2"),
+    "logical_xor": ("logical", "x1 xor x2"),
+    "bitwise_and": ("bitwise", "x1 & x2"),
+    "bitwise_or": ("bitwise", "x1 | x2"),
+    "bitwise_xor": ("bitwise", "x1 ^ x2"),
+    "bitwise_left_shift": ("shift", "x1 << x2"),
+    "bitwise_right_shift": ("shift", "x1 >> x2 (arithmetic for signed types)"),
+}
+
+
+def _reject(op: str, dtype: dt.DataType, wants: str) -> TypeError:
+    return TypeError(f"{op} wants {wants}, got {dtype.name}; cast with .astype() first")
+
+
+def unary_out_dtype(op: str, dtype: dt.DataType) -> dt.DataType:
+    rule = UNARY[op][0]
+    if dtype.is_float8:
+        raise _reject(op, dtype, "an arithmetic dtype (float8 is storage-only)")
+    if rule == "keep":
+        if dtype.kind == "b":
+            raise _reject(op, dtype, "a numeric dtype")
+        return dtype
+    if rule == "float":
+        return dtype if dtype.is_floating else dt.DEFAULT_FLOAT
+    if rule == "to_bool":
+        if dtype.kind == "b":
+            raise _reject(op, dtype, "a numeric dtype")
+        return dt.bool_
+    if rule == "logical":
+        return dt.bool_
+    if not (dtype.is_integer or dtype.kind == "b"):
+        raise _reject(op, dtype, "an integer or bool dtype")
+    return dtype
+
+
+def binary_dtypes(op: str, x1: Any, x2: Any) -> tuple[dt.DataType, dt.DataType]:
+    """(compute dtype, output dtype) for a binary op on these operands."""
+    rule = BINARY[op][0]
+    if isinstance(x1, GPUArray) and isinstance(x2, GPUArray):
+        compute = promote_types(x1.dtype, x2.dtype)
+    elif isinstance(x1, GPUArray):
+        compute = result_type_with_scalar(x1.dtype, x2)
+    else:
+        compute = result_type_with_scalar(x2.dtype, x1)
+    kinds = {x.dtype.kind for x in (x1, x2) if isinstance(x, GPUArray)}
+    if rule in ("arith", "float", "compare") and "b" in kinds:
+        raise _reject(op, dt.bool_, "numeric arrays")
+    if rule == "arith":
+        return compute, compute
+    if rule == "float":
+        out = compute if compute.is_floating else dt.DEFAULT_FLOAT
+        return out, out
+    if rule in ("compare", "compare_any", "logical"):
+        return compute, dt.bool_
+    if compute.is_floating or (rule == "shift" and compute.kind == "b"):
+        raise _reject(op, compute, "integer" + (" or bool" if rule == "bitwise" else "") + " arrays")
+    return compute, compute
+
+
+def apply_unary(op: str, x: Any, backend: str | None = None, **params: Any) -> GPUArray:
+    if not isinstance(x, GPUArray):
+        raise TypeError(f"{op} wants a GPUArray, got {type(x).__name__}")
+    out_dtype = unary_out_dtype(op, x.dtype)
+    fn = kernel_on(op, x.device, (x.dtype,), backend)
+    out = empty(x.shape, out_dtype, x.device)
+    fn(x, out, **params)
+    return out
+
+
+def apply_binary(
+    op: str, x1: Any, x2: Any, backend: str | None = None, out: GPUArray | None = None
+) -> GPUArray:
+    a = scalar_or_array(x1, "x1")
+    b = scalar_or_array(x2, "x2")
+    device = device_of(a, b)
+    compute, out_dtype = binary_dtypes(op, a, b)
+    fn = kernel_on(op, device, dtypes_of(a, b), backend)
+    shape = broadcast_shapes(*(x.shape for x in (a, b) if isinstance(x, GPUArray)))
+    if out is None:
+        out = empty(shape, out_dtype, device)
+    elif out.shape != shape or out.dtype is not out_dtype:
+        raise ValueError(
+            f"{op} in place: the result is {shape} {out_dtype.name} but the target is "
+            f"{out.shape} {out.dtype.name}"
+        )
+    if isinstance(a, GPUArray):
+        a = a.broadcast_to(shape)
+    if isinstance(b, GPUArray):
+        b = b.broadcast_to(shape)
+    fn(a, b, out, compute)
+    return out
+
+
+def _make_unary(op: str, summary: str) -> Callable[..., GPUArray]:
+    def fn(x: GPUArray, /, *, backend: str | None = None) -> GPUArray:
+        return apply_unary(op, x, backend)
+
+    fn.__name__ = fn.__qualname__ = op
+    fn.__doc__ = f"Elementwise {summary}."
+    return fn
+
+
+def _make_binary(op: str, summary: str) -> Callable[..., GPUArray]:
+    def fn(x1: Any, x2: Any, /, *, backend: str | None = None) -> GPUArray:
+        return apply_binary(op, x1, x2, backend)
+
+    fn.__name__ = fn.__qualname__ = op
+    fn.__doc__ = f"Elementwise {summary}, with broadcasting and Array API type promotion."
+    return fn
+
+
+# One public function per table entry (spelled out so tools and readers can find them).
+abs = _make_unary("abs", UNARY["abs"][1])
+negative = _make_unary("negative", UNARY["negative"][1])
+positive = _make_unary("positive", UNARY["positive"][1])
+square = _make_unary("square", UNARY["square"][1])
+sign = _make_unary("sign", UNARY["sign"][1])
+ceil = _make_unary("ceil", UNARY["ceil"][1])
+floor = _make_unary("floor", UNARY["floor"][1])
+trunc = _make_unary("trunc", UNARY["trunc"][1])
+round = _make_unary("round", UNARY["round"][1])
+relu = _make_unary("relu", UNARY["relu"][1])
+sqrt = _make_unary("sqrt", UNARY["sqrt"][1])
+rsqrt = _make_unary("rsqrt", UNARY["rsqrt"][1])
+exp = _make_unary("exp", UNARY["exp"][1])
+expm1 = _make_unary("expm1", UNARY["expm1"][1])
+log = _make_unary("log", UNARY["log"][1])
+log1p = _make_unary("log1p", UNARY["log1p"][1])
+log2 = _make_unary("log2", UNARY["log2"][1])
+log10 = _make_unary("log10", UNARY["log10"][1])
+sin = _make_unary("sin", UNARY["sin"][1])
+cos = _make_unary("cos", UNARY["cos"][1])
+tan = _make_unary("tan", UNARY["tan"][1])
+asin = _make_unary("asin", UNARY["asin"][1])
+acos = _make_unary("acos", UNARY["acos"][1])
+atan = _make_unary("atan", UNARY["atan"][1])
+sinh = _make_unary("sinh", UNARY["sinh"][1])
+cosh = _make_unary("cosh", UNARY["cosh"][1])
+tanh = _make_unary("tanh", UNARY["tanh"][1])
+asinh = _make_unary("asinh", UNARY["asinh"][1])
+acosh = _make_unary("acosh", UNARY["acosh"][1])
+atanh = _make_unary("atanh", UNARY["atanh"][1])
+sigmoid = _make_unary("sigmoid", UNARY["sigmoid"][1])
+silu = _make_unary("silu", UNARY["silu"][1])
+isfinite = _make_unary("isfinite", UNARY["isfinite"][1])
+isinf = _make_unary("isinf", UNARY["isinf"][1])
+isnan = _make_unary("isnan", UNARY["isnan"][1])
+signbit = _make_unary("signbit", UNARY["signbit"][1])
+logical_not = _make_unary("logical_not", UNARY["logical_not"][1])
+bitwise_invert = _make_unary("bitwise_invert", UNARY["bitwise_invert"][1])
+add = _make_binary("add", BINARY["add"][1])
+subtract = _make_binary("subtract", BINARY["subtract"][1])
+multiply = _make_binary("multiply", BINARY["multiply"][1])
+floor_divide = _make_binary("floor_divide", BINARY["floor_divide"][1])
+remainder = _make_binary("remainder", BINARY["remainder"][1])
+pow = _make_binary("pow", BINARY["pow"][1])
+maximum = _make_binary("maximum", BINARY["maximum"][1])
+minimum = _make_binary("minimum", BINARY["minimum"][1])
+divide = _make_binary("divide", BINARY["divide"][1])
+atan2 = _make_binary("atan2", BINARY["atan2"][1])
+hypot = _make_binary("hypot", BINARY["hypot"][1])
+logaddexp = _make_binary("logaddexp", BINARY["logaddexp"][1])
+copysign = _make_binary("copysign", BINARY["copysign"][1])
+equal = _make_binary("equal", BINARY["equal"][1])
+not_equal = _make_binary("not_equal", BINARY["not_equal"][1])
+less = _make_binary("less", BINARY["less"][1])
+less_equal = _make_binary("less_equal", BINARY["less_equal"][1])
+greater = _make_binary("greater", BINARY["greater"][1])
+greater_equal = _make_binary("greater_equal", BINARY["greater_equal"][1])
+logical_and = _make_binary("logical_and", BINARY["logical_and"][1])
+logical_or = _make_binary("logical_or", BINARY["logical_or"][1])
+logical_xor = _make_binary("logical_xor", BINARY["logical_xor"][1])
+bitwise_and = _make_binary("bitwise_and", BINARY["bitwise_and"][1])
+bitwise_or = _make_binary("bitwise_or", BINARY["bitwise_or"][1])
+bitwise_xor = _make_binary("bitwise_xor", BINARY["bitwise_xor"][1])
+bitwise_left_shift = _make_binary("bitwise_left_shift", BINARY["bitwise_left_shift"][1])
+bitwise_right_shift = _make_binary("bitwise_right_shift", BINARY["bitwise_right_shift"][1])
+
+
+def gelu(x: GPUArray, /, *, approximate: str = "none", backend: str | None = None) -> GPUArray:
+    """Elementwise GELU, x * Phi(x): exact (erf) by default, or approximate="tanh"."""
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"approximate must be 'none' or 'tanh', got {approximate!r}")
+    return apply_unary("gelu", x, backend, approximate=approximate)
+
+
+def where(condition: GPUArray, x1: Any, x2: Any, /, *, backend: str | None = None) -> GPUArray:
+    """Elements of x1 where condition is true, else of x2 (all three broadcast)."""
+    if not isinstance(condition, GPUArray):
+        raise TypeError(f"where: condition must be a GPUArray, got {type(condition).__name__}")
+    a = scalar_or_array(x1, "x1")
+    b = scalar_or_array(x2, "x2")
+    device = device_of(condition, a, b)
+    if isinstance(a, GPUArray) and isinstance(b, GPUArray):
+        out_dtype = promote_types(a.dtype, b.dtype)
+    elif isinstance(a, GPUArray):
+        out_dtype = result_type_with_scalar(a.dtype, b)  # type: ignore[arg-type]
+    elif isinstance(b, GPUArray):
+        out_dtype = result_type_with_scalar(b.dtype, a)
+    else:
+        raise TypeError("where: at least one of x1 and x2 must be a GPUArray")
+    fn = kernel_on("where", device, dtypes_of(condition, a, b), backend)
+    shapes = [x.shape for x in (condition, a, b) if isinstance(x, GPUArray)]
+    shape = broadcast_shapes(*shapes)
+    out = empty(shape, out_dtype, device)
+    cond = condition.broadcast_to(shape)
+    a = a.broadcast_to(shape) if isinstance(a, GPUArray) else a
+    b = b.broadcast_to(shape) if isinstance(b, GPUArray) else b
+    fn(cond, a, b, out)
+    return out
+
+
+def clip(
+    x: GPUArray, /, min: Any = None, max: Any = None, *, backend: str | None = None  # noqa: A002
+) -> GPUArray:
+    """x limited to [min, max]; either bound may be None. Keeps x's dtype."""
+    if not isinstance(x, GPUArray):
+        raise TypeError(f"clip wants a GPUArray, got {type(x).__name__}")
+    out = x
+    if min is not None:
+        out = apply_binary("maximum", out, min, backend)
+    if max is not None:
+        out = apply_binary("minimum", out, max, backend)
+    if out is x:
+        out = apply_unary("positive", x, backend)
+    if out.dtype is not x.dtype:
+        out = out.astype(x.dtype)
+    return out

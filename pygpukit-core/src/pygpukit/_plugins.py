@@ -1,0 +1,202 @@
+"""Finding and loading plugins: entry points, allow and deny lists, failure reports."""
+
+from __future__ import annotations
+
+import importlib.metadata as md
+import threading
+import traceback
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pluggy
+
+from . import hookspecs
+from ._device import DeviceBackend
+from ._providers import KernelProvider
+
+ENTRY_POINT_GROUP = "pygpukit"
+
+
+class PluginLoadWarning(RuntimeWarning):
+    """A plugin failed to load or register; it was skipped."""
+
+
+@dataclass
+class PluginInfo:
+    """What `python -m pygpukit info` says about one plugin."""
+
+    name: str
+    #: "loaded", "failed", "disabled" (deny list) or "not allowed" (allow list)
+    status: str
+    distribution: str = ""
+    version: str = ""
+    value: str = ""
+    error: str = ""
+    devices: list[str] = field(default_factory=list)
+    providers: list[str] = field(default_factory=list)
+    namespaces: list[str] = field(default_factory=list)
+
+
+class Registry:
+    """Everything plugins contributed: devices, kernel providers and namespaces."""
+
+    def __init__(self) -> None:
+        self.pm = pluggy.PluginManager("pygpukit")
+        self.pm.add_hookspecs(hookspecs)
+        self.plugins: dict[str, PluginInfo] = {}
+        self.devices: dict[str, DeviceBackend] = {}
+        self.providers: dict[str, KernelProvider] = {}
+        self.namespaces: dict[str, object] = {}
+        #: bumped on every change so dispatch caches know to forget
+        self.generation = 0
+
+    # -- loading ---------------------------------------------------------------------
+    def load_entry_points(self, allow: list[str] | None, deny: list[str]) -> None:
+        for ep in md.entry_points(group=ENTRY_POINT_GROUP):
+            if ep.name in self.plugins:
+                continue
+            dist = getattr(ep, "dist", None)
+            info = PluginInfo(
+                ep.name,
+                "loaded",
+                distribution=dist.name if dist else "",
+                version=dist.version if dist else "",
+                value=ep.value,
+            )
+            self.plugins[ep.name] = info
+            if ep.name in deny:
+                info.status = "disabled"
+                continue
+            if allow is not None and ep.name not in allow:
+                info.status = "not allowed"
+                continue
+            try:
+                obj = ep.load()
+            except Exception as exc:  # a broken plugin must not break the import
+                self._fail(info, f"import of {ep.value} failed", exc)
+                continue
+            self._add(obj, info)
+        self._collect()
+
+    def register(self, plugin: object, name: str) -> PluginInfo:
+        """Register an in-process plugin object (tests, notebooks)."""
+        if name in self.plugins:
+            raise ValueError(f"a plugin named {name!r} is already registered")
+        info = PluginInfo(name, "loaded", value=repr(plugin))
+        self.plugins[name] = info
+        self._add(plugin, info)
+        self._collect()
+        return info
+
+    def unregister(self, name: str) -> None:
+        info = self.plugins.pop(name, None)
+        if info is None:
+            raise ValueError(f"no plugin named {name!r}; loaded: {', '.join(self.plugins)}")
+        if self.pm.get_plugin(name) is not None:
+            self.pm.unregister(name=name)
+        self._collect()
+
+    def _add(self, obj: object, info: PluginInfo) -> None:
+        try:
+            self.pm.register(obj, name=info.name)
+        except Exception as exc:
+            self._fail(info, "registration with pluggy failed", exc)
+
+    def _fail(self, info: PluginInfo, what: str, exc: BaseException) -> None:
+        info.status = "failed"
+        last = traceback.format_exception_only(type(exc), exc)[-1].strip()
+        info.error = f"{what}: {last}"
+        warnings.warn(
+            f"PyGPUkit plugin {info.name!r} skipped: {info.error}", PluginLoadWarning, stacklevel=3
+        )
+
+    # -- collecting contributions ----------------------------------------------------
+    def _collect(self) -> None:
+        self.devices.clear()
+        self.providers.clear()
+        self.namespaces.clear()
+        for info in self.plugins.values():
+            info.devices.clear()
+            info.providers.clear()
+            info.namespaces.clear()
+        self._call("pygpukit_register_devices", self._add_device)
+        self._call("pygpukit_register_kernels", self._add_provider)
+        self._call("pygpukit_register_namespaces", self._add_namespace)
+        self.generation += 1
+        from . import config
+
+        config.invalidate()  # cached dispatch choices may name a provider that changed
+
+    def _call(self, hook: str, add: Callable[..., None]) -> None:
+        for impl in getattr(self.pm.hook, hook).get_hookimpls():
+            info = self.plugins.get(impl.plugin_name)
+            if info is None or info.status != "loaded":
+                continue
+
+            def register(*args: Any, _info: PluginInfo = info) -> None:
+                add(_info, *args)
+
+            try:
+                impl.function(register=register)
+            except Exception as exc:
+                self._fail(info, f"hook {hook} raised", exc)
+
+    def _add_device(self, info: PluginInfo, backend: DeviceBackend) -> None:
+        if not isinstance(backend, DeviceBackend):
+            raise TypeError(f"register() wants a DeviceBackend, got {type(backend).__name__}")
+        if backend.type in self.devices:
+            warnings.warn(
+                f"plugin {info.name!r} registers device type {backend.type!r} again; ignored",
+                PluginLoadWarning,
+                stacklevel=2,
+            )
+            return
+        self.devices[backend.type] = backend
+        info.devices.append(backend.type)
+
+    def _add_provider(self, info: PluginInfo, provider: KernelProvider) -> None:
+        if not isinstance(provider, KernelProvider):
+            raise TypeError(f"register() wants a KernelProvider, got {type(provider).__name__}")
+        if provider.name in self.providers:
+            raise ValueError(f"kernel provider {provider.name!r} is already registered")
+        self.providers[provider.name] = provider
+        info.providers.append(provider.name)
+
+    def _add_namespace(self, info: PluginInfo, name: str, namespace: object) -> None:
+        if name in self.namespaces:
+            raise ValueError(f"namespace {name!r} is already registered")
+        self.namespaces[name] = namespace
+        info.namespaces.append(name)
+
+
+_registry: Registry | None = None
+_lock = threading.Lock()
+
+
+def registry() -> Registry:
+    """The process's plugin registry, loading the entry points on first use."""
+    global _registry
+    if _registry is not None:
+        return _registry
+    with _lock:
+        if _registry is None:
+            from . import config
+
+            cfg = config.current()
+            reg = Registry()
+            _registry = reg
+            reg.load_entry_points(cfg.get("plugins"), cfg.get("disable_plugins"))
+    return _registry
+
+
+def reload() -> Registry:
+    """Forget every plugin and load the entry points again (after changing the lists)."""
+    global _registry
+    with _lock:
+        old = _registry
+        _registry = None
+    if old is not None:
+        old.pm = pluggy.PluginManager("pygpukit")  # let the old hooks go
+    return registry()

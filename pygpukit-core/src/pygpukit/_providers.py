@@ -1,0 +1,74 @@
+"""Kernel providers: named sets of kernels for one device type."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from ._dtypes import DataType, as_dtype
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True, slots=True)
+class Kernel:
+    """One implementation of one op: the callable and the input dtypes it accepts."""
+
+    op: str
+    fn: Callable[..., Any]
+    provider: str
+    #: input dtypes accepted; None accepts every dtype
+    dtypes: frozenset[DataType] | None = None
+
+    def refusal(self, dtypes: tuple[DataType, ...]) -> str | None:
+        """Why this kernel cannot take inputs of `dtypes`, or None if it can."""
+        if self.dtypes is None:
+            return None
+        missing = sorted({d.name for d in dtypes if d not in self.dtypes})
+        return f"no kernel for dtype {', '.join(missing)}" if missing else None
+
+
+class KernelProvider:
+    """A named set of kernels for one device type, registered by a plugin.
+
+    >>> cpu = KernelProvider("mycpu", device_type="cpu")
+    >>> @cpu.kernel("add", dtypes=["float32"])
+    ... def add(x1, x2, out): ...
+
+    Each op's kernel follows the calling convention of that op, documented in
+    ``pygpukit.ops_catalog``; it is handed arrays already on its device.
+    """
+
+    def __init__(
+        self, name: str, device_type: str, *, priority: int = 0, description: str = ""
+    ) -> None:
+        if not name or not name.replace("_", "").replace("-", "").isalnum():
+            raise ValueError(f"provider name must be alphanumeric (with - or _), got {name!r}")
+        self.name = name
+        self.device_type = device_type
+        self.priority = priority
+        self.description = description
+        self.kernels: dict[str, Kernel] = {}
+
+    def add(
+        self, op: str, fn: Callable[..., Any], dtypes: Iterable[Any] | None = None
+    ) -> None:
+        """Register `fn` as this provider's kernel for `op`."""
+        accepted = None if dtypes is None else frozenset(as_dtype(d) for d in dtypes)
+        self.kernels[op] = Kernel(op, fn, self.name, accepted)
+
+    def kernel(self, op: str, dtypes: Iterable[Any] | None = None) -> Callable[[F], F]:
+        """Decorator form of `add`."""
+
+        def wrap(fn: F) -> F:
+            self.add(op, fn, dtypes)
+            return fn
+
+        return wrap
+
+    def __repr__(self) -> str:
+        return (
+            f"KernelProvider({self.name!r}, device_type={self.device_type!r}, "
+            f"ops={len(self.kernels)})"
+        )

@@ -1,0 +1,1 @@
+"""Test helpers for PyGPUkit and its backends (a pytest plugin)."""
