@@ -1,0 +1,102 @@
+//! The device arbiter: blocks launching threads until fair sharing grants them the device.
+//! Callers must not hold the GIL (the bindings detach first); all waiting happens here.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use parking_lot::{Condvar, Mutex};
+
+use super::clock;
+use super::fair_share::{FairShare, Grant};
+
+/// Upper bound of one condvar sleep, so cancellation and clock edge cases are re-checked.
+const MAX_SLEEP: Duration = Duration::from_millis(50);
+
+pub struct Arbiter {
+    state: Mutex<FairShare>,
+    cv: Condvar,
+}
+
+impl Arbiter {
+    pub fn new(slots: usize, idle_ns: u64) -> Self {
+        Arbiter { state: Mutex::new(FairShare::new(slots, idle_ns)), cv: Condvar::new() }
+    }
+
+    pub fn add(&self, id: u64, weight: f64, band: i32) {
+        self.state.lock().add(id, weight, band, clock::now_ns());
+    }
+
+    /// Forget a finished task, handing its slot (if still held) to the next waiter.
+    pub fn remove(&self, id: u64) {
+        let mut st = self.state.lock();
+        st.remove(id);
+        Self::pump(&mut st, clock::now_ns());
+        drop(st);
+        self.cv.notify_all();
+    }
+
+    pub fn throttle(&self, id: u64) {
+        self.state.lock().throttle(id);
+        // A throttled flow may have been holding others back.
+        self.cv.notify_all();
+    }
+
+    /// Grant every slot fair sharing allows now; returns whether anything was granted and
+    /// when to look again, if timed.
+    fn pump(st: &mut FairShare, now: u64) -> (bool, Option<u64>) {
+        let mut granted = false;
+        loop {
+            match st.next_grant(now) {
+                Grant::To(_) => granted = true,
+                Grant::WaitUntil(t) => return (granted, Some(t)),
+                Grant::Idle => return (granted, None),
+            }
+        }
+    }
+
+    /// Block until `id` holds a device slot (true) or `cancelled` is set (false).
+    pub fn acquire(&self, id: u64, cancelled: &AtomicBool) -> bool {
+        let mut st = self.state.lock();
+        st.request(id, clock::now_ns());
+        loop {
+            let now = clock::now_ns();
+            let (granted, recheck) = Self::pump(&mut st, now);
+            if st.is_holding(id) {
+                // Grants made for others on the way must wake them.
+                drop(st);
+                self.cv.notify_all();
+                return true;
+            }
+            if cancelled.load(Ordering::Acquire) {
+                st.withdraw(id, now);
+                Self::pump(&mut st, now);
+                drop(st);
+                self.cv.notify_all();
+                return false;
+            }
+            if granted {
+                self.cv.notify_all();
+            }
+            let limit = clock::instant_at(now) + MAX_SLEEP;
+            let until = recheck.map_or(limit, |t| clock::instant_at(t).min(limit));
+            self.cv.wait_until(&mut st, until);
+        }
+    }
+
+    /// End a launch that kept the device busy for `busy_ns`; false if `id` held no slot.
+    pub fn release(&self, id: u64, busy_ns: u64) -> bool {
+        let mut st = self.state.lock();
+        let now = clock::now_ns();
+        let held = st.release(id, busy_ns, now);
+        Self::pump(&mut st, now);
+        drop(st);
+        self.cv.notify_all();
+        held
+    }
+
+    /// Wake all waiters (a task was cancelled and must notice).
+    pub fn wake_all(&self) {
+        let _st = self.state.lock();
+        self.cv.notify_all();
+    }
+}
