@@ -1,0 +1,134 @@
+//! The launch gate for the op dispatcher, and helpers for code running inside a task.
+//!
+//! Usage around each kernel launch (costs one thread-local read when no task runs here):
+//!
+//! ```python
+//! token = rust.task_launch_begin()   # None outside a task; else blocks, GIL released, until
+//! try:                                # the task's token bucket and the fair-share arbiter
+//!     launch_kernel(...)              # grant it the device; raises TaskCancelled if cancelled
+//! finally:
+//!     rust.task_launch_end(token)     # busy time measured since the grant, or pass busy_ns
+//! ```
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use pyo3::exceptions::{PyMemoryError, PyValueError};
+use pyo3::prelude::*;
+
+use pygpukit_runtime::scheduler::gate::current_task;
+use pygpukit_runtime::scheduler::Task;
+
+use super::{extract_size, TaskCancelled};
+
+/// Proof that the current task holds the device for one launch. Ending it (or dropping it)
+/// gives the device back.
+#[pyclass(module = "_pygpukit_rust", frozen)]
+pub struct LaunchToken {
+    task: Arc<Task>,
+    ended: AtomicBool,
+}
+
+#[pymethods]
+impl LaunchToken {
+    #[getter]
+    fn task_id(&self) -> u64 {
+        self.task.id
+    }
+
+    #[getter]
+    fn ended(&self) -> bool {
+        self.ended.load(Ordering::Acquire)
+    }
+}
+
+impl Drop for LaunchToken {
+    fn drop(&mut self) {
+        // A token lost to an exception must not keep the device.
+        if !self.ended.swap(true, Ordering::AcqRel) {
+            self.task.end_launch(None);
+        }
+    }
+}
+
+/// `task_launch_begin() -> LaunchToken | None`: gate a kernel launch of the current task.
+#[pyfunction]
+fn task_launch_begin(py: Python<'_>) -> PyResult<Option<LaunchToken>> {
+    let Some(task) = current_task() else { return Ok(None) };
+    let gated = {
+        let t = task.clone();
+        py.detach(move || t.begin_launch())
+    };
+    match gated {
+        Ok(()) => Ok(Some(LaunchToken { task, ended: AtomicBool::new(false) })),
+        Err(_) => Err(TaskCancelled::new_err(format!("task {} ({:?}) was cancelled", task.id, task.name))),
+    }
+}
+
+/// `task_launch_end(token, busy_ns=None) -> int`: end the launch; returns the busy ns charged.
+/// `token=None` (no task) is a no-op returning 0; ending a token twice is a ValueError.
+#[pyfunction]
+#[pyo3(signature = (token, busy_ns=None))]
+fn task_launch_end(token: Option<&LaunchToken>, busy_ns: Option<u64>) -> PyResult<u64> {
+    let Some(token) = token else { return Ok(0) };
+    if token.ended.swap(true, Ordering::AcqRel) {
+        return Err(PyValueError::new_err("this launch token has already been ended"));
+    }
+    Ok(token.task.end_launch(busy_ns))
+}
+
+/// Id of the scheduler task running on this thread, or None.
+#[pyfunction]
+fn current_task_id() -> Option<u64> {
+    current_task().map(|t| t.id)
+}
+
+/// Whether the current task has been asked to cancel (False outside a task).
+#[pyfunction]
+fn task_cancel_requested() -> bool {
+    current_task().is_some_and(|t| t.is_cancel_requested())
+}
+
+/// Charge `nbytes` to the current task (for allocators outside the Rust pool); MemoryError past
+/// its limit or when no memory is free to burst into. No-op outside a task.
+#[pyfunction]
+fn task_memory_charge(nbytes: &Bound<'_, PyAny>) -> PyResult<()> {
+    let bytes = extract_size(nbytes, "nbytes")?;
+    match current_task() {
+        Some(t) => t.charge_memory(bytes).map_err(PyMemoryError::new_err),
+        None => Ok(()),
+    }
+}
+
+/// Give back `nbytes` charged with `task_memory_charge`. No-op outside a task.
+#[pyfunction]
+fn task_memory_release(nbytes: &Bound<'_, PyAny>) -> PyResult<()> {
+    let bytes = extract_size(nbytes, "nbytes")?;
+    if let Some(t) = current_task() {
+        t.release_memory(bytes);
+    }
+    Ok(())
+}
+
+/// Busy-wait `ns` nanoseconds with the GIL released: simulated device work for tests/benchmarks.
+#[pyfunction]
+fn spin_ns(py: Python<'_>, ns: u64) {
+    py.detach(|| {
+        let end = std::time::Instant::now() + std::time::Duration::from_nanos(ns);
+        while std::time::Instant::now() < end {
+            std::hint::spin_loop();
+        }
+    })
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<LaunchToken>()?;
+    m.add_function(wrap_pyfunction!(task_launch_begin, m)?)?;
+    m.add_function(wrap_pyfunction!(task_launch_end, m)?)?;
+    m.add_function(wrap_pyfunction!(current_task_id, m)?)?;
+    m.add_function(wrap_pyfunction!(task_cancel_requested, m)?)?;
+    m.add_function(wrap_pyfunction!(task_memory_charge, m)?)?;
+    m.add_function(wrap_pyfunction!(task_memory_release, m)?)?;
+    m.add_function(wrap_pyfunction!(spin_ns, m)?)?;
+    Ok(())
+}
