@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import config, memory
+from . import config, memory, plugins
 from ._array import GPUArray
 from ._device import Buffer, Device, DeviceBackend
 from ._dispatch import DispatchError, Explanation
@@ -29,12 +29,14 @@ from ._dtypes import (
     int64,
     uint8,
 )
+from ._explain import explain
 from ._ops import *  # noqa: F403
 from ._ops import BINARY as _BINARY
 from ._ops import UNARY as _UNARY
 from ._promotion import promote_types, result_type
 from ._providers import Kernel, KernelProvider
 from .hookspecs import hookimpl
+from .scheduler import AdmissionError, Scheduler, Task, TaskCancelled
 
 __version__ = "0.1.0"
 __array_api_version__ = "2023.12"

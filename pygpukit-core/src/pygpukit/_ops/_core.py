@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from _pygpukit_rust import current_task_id, task_launch_begin, task_launch_end
 
 from .._array import GPUArray
 from .._device import Device
@@ -54,13 +55,30 @@ def dtypes_of(*xs: Any) -> tuple[DataType, ...]:
 
 def kernel(op: str, *inputs: Any, backend: str | None = None) -> Any:
     """The kernel callable for `op` on these inputs (arrays decide device and dtypes)."""
-    return kernel_for(op, device_of(*inputs), dtypes_of(*inputs), backend).fn
+    return kernel_on(op, device_of(*inputs), dtypes_of(*inputs), backend)
 
 
 def kernel_on(
     op: str, device: Device, dtypes: tuple[DataType, ...], backend: str | None = None
 ) -> Any:
-    return kernel_for(op, device, dtypes, backend).fn
+    """The kernel callable; inside a scheduler task, wrapped in the task's launch gate."""
+    fn = kernel_for(op, device, dtypes, backend).fn
+    if current_task_id() is None:  # one thread-local read in Rust
+        return fn
+    return _gated(fn)
+
+
+def _gated(fn: Any) -> Any:
+    """Run `fn` once the task's token bucket and the fair-share arbiter grant the device."""
+
+    def launch(*args: Any, **kwargs: Any) -> Any:
+        token = task_launch_begin()  # blocks without the GIL; raises TaskCancelled
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            task_launch_end(token)
+
+    return launch
 
 
 def empty(shape: tuple[int, ...], dtype: DataType, device: Device) -> GPUArray:

@@ -2,29 +2,30 @@
 
 from __future__ import annotations
 
-import threading
-import weakref
 from typing import Any
 
+import _pygpukit_rust as _rust
 import numpy as np
 
 from ..._device import Device, DeviceBackend
-
-_ALIGN = 64  # cache-line aligned blocks, so vector loads never straddle two lines
 
 CPU = Device("cpu", 0)
 
 
 class HostBuffer:
-    """A block of host memory: `data` is its uint8 NumPy view."""
+    """A block of host memory from the Rust pool; `data` is its uint8 NumPy view.
 
-    __slots__ = ("data", "nbytes", "__weakref__")
+    The block goes back to the pool when the last array (or NumPy view) using it dies.
+    """
 
-    def __init__(self, nbytes: int) -> None:
-        raw = np.empty(nbytes + _ALIGN, dtype=np.uint8)
-        start = (-raw.ctypes.data) % _ALIGN
-        self.data = raw[start : start + nbytes]
+    __slots__ = ("block", "data", "nbytes", "__weakref__")
+
+    def __init__(self, block: Any, nbytes: int) -> None:
+        self.block = block
         self.nbytes = nbytes
+        self.data = np.frombuffer(block, dtype=np.uint8)[:nbytes] if block is not None else (
+            np.empty(0, dtype=np.uint8)
+        )
 
     @property
     def ptr(self) -> int:
@@ -38,8 +39,7 @@ class CpuBackend(DeviceBackend):
     priority = 0
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._stats = {"used": 0, "peak": 0, "allocations": 0, "frees": 0, "live_blocks": 0}
+        self._pool = _rust.device_pool("cpu")
 
     def devices(self) -> list[Device]:
         return [CPU]
@@ -50,26 +50,8 @@ class CpuBackend(DeviceBackend):
     def allocate(self, device: Device, nbytes: int) -> HostBuffer:
         if nbytes < 0:
             raise ValueError(f"cannot allocate a negative size ({nbytes} bytes)")
-        try:
-            buf = HostBuffer(nbytes)
-        except MemoryError:
-            raise MemoryError(
-                f"CPU allocation of {nbytes} bytes failed ({self._stats['used']} bytes in use)"
-            ) from None
-        with self._lock:
-            s = self._stats
-            s["used"] += nbytes
-            s["peak"] = max(s["peak"], s["used"])
-            s["allocations"] += 1
-            s["live_blocks"] += 1
-        weakref.finalize(buf, self._release, nbytes)
-        return buf
-
-    def _release(self, nbytes: int) -> None:
-        with self._lock:
-            self._stats["used"] -= nbytes
-            self._stats["frees"] += 1
-            self._stats["live_blocks"] -= 1
+        # the pool refuses empty blocks; an empty array needs no memory at all
+        return HostBuffer(self._pool.allocate(nbytes) if nbytes else None, nbytes)
 
     def upload(self, buffer: Any, offset: int, host: np.ndarray) -> None:
         n = host.nbytes
@@ -80,8 +62,12 @@ class CpuBackend(DeviceBackend):
         out.reshape(-1).view(np.uint8)[:] = buffer.data[offset : offset + n]
 
     def memory_stats(self, device: Device) -> dict[str, Any]:
-        with self._lock:
-            return dict(self._stats)
+        return dict(self._pool.stats())
+
+    @property
+    def pool(self) -> Any:
+        """The Rust `MemoryPool` behind the CPU device."""
+        return self._pool
 
     def info(self, device: Device) -> dict[str, Any]:
         import os

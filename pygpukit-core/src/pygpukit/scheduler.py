@@ -1,0 +1,172 @@
+"""`gp.Scheduler`: share one device between tasks, Kubernetes style.
+
+A thin front over the Rust executor (`_pygpukit_rust.TaskScheduler`): Rust admits,
+queues and runs the tasks on its own worker threads, charges each task's allocations to
+its reservation, and gates each of its kernel launches (token-bucket pacing plus
+weighted fair sharing of the device). This module only shapes the Python API.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable, Generator
+from typing import Any
+
+import _pygpukit_rust as _rust
+
+AdmissionError = _rust.AdmissionError
+TaskCancelled = _rust.TaskCancelled
+
+_POLICIES = ("guaranteed", "burstable", "best_effort", "besteffort", "best-effort")
+
+
+def _host_memory() -> int:
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):  # not POSIX: assume a modest machine
+        return 8 * 1024**3
+
+
+class Task:
+    """A submitted task: wait for it, await it, cancel it, or read its stats."""
+
+    __slots__ = ("_sched", "id", "name")
+
+    def __init__(self, sched: Scheduler, task_id: int, name: str) -> None:
+        self._sched = sched
+        self.id = task_id
+        self.name = name
+
+    def result(self, timeout: float | None = None) -> Any:
+        """The function's return value; re-raises its exception (TimeoutError on timeout)."""
+        return self._sched._rs.result(self.id, timeout)
+
+    def done(self) -> bool:
+        return bool(self._sched._rs.done(self.id))
+
+    @property
+    def state(self) -> str:
+        """pending, queued, running, completed, failed or cancelled."""
+        return str(self._sched._rs.state(self.id))
+
+    def cancel(self) -> bool:
+        """Cancel: a queued task ends now, a running one at its next kernel launch."""
+        return bool(self._sched._rs.cancel(self.id))
+
+    def stats(self) -> dict[str, Any]:
+        return dict(self._sched._rs.stats(self.id))
+
+    def __await__(self) -> Generator[Any, None, Any]:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+
+        def finished(_task_id: int) -> None:  # runs on the Rust worker thread
+            loop.call_soon_threadsafe(lambda: future.done() or future.set_result(None))
+
+        self._sched._rs.add_done_callback(self.id, finished)
+        yield from future.__await__()
+        return self.result(0)
+
+    def __repr__(self) -> str:
+        return f"<Task {self.id} {self.name!r} {self.state}>"
+
+
+class Scheduler:
+    """Admission control, QoS classes, partitions and fair sharing of one device.
+
+    >>> sched = gp.Scheduler(total_memory="8GB")
+    >>> task = sched.submit(fn, x, memory="512MB", bandwidth=0.2, policy="guaranteed")
+    >>> task.result()
+    """
+
+    def __init__(
+        self,
+        total_memory: int | str | None = None,
+        *,
+        total_bandwidth: float = 1.0,
+        workers: int = 4,
+        launch_rate: float = 100_000.0,
+        device: Any = None,
+    ) -> None:
+        from . import memory
+        from ._placement import resolve_device
+
+        self.device = resolve_device(device)
+        if total_memory is None:
+            quota = memory.stats(self.device).get("quota")
+            total_memory = int(quota) if quota else _host_memory()
+        self._rs = _rust.TaskScheduler(
+            total_memory, total_bandwidth, workers=workers, launch_rate=launch_rate
+        )
+
+    def submit(
+        self,
+        fn: Callable[..., Any],
+        *args: Any,
+        memory: int | str | None = None,
+        memory_limit: int | str | None = None,
+        bandwidth: float | None = None,
+        policy: str | None = None,
+        priority: int = 0,
+        deadline: float | None = None,
+        partition: str | None = None,
+        name: str | None = None,
+    ) -> Task:
+        """Run ``fn(*args)`` as a task (use functools.partial for keyword arguments).
+
+        `memory` is the request (and the limit too unless `memory_limit` is given);
+        `bandwidth` the device share in (0, 1]; `policy` guaranteed, burstable or
+        best_effort (inferred from the sizes when omitted); `deadline` seconds from now.
+        Raises AdmissionError when the task can never be admitted.
+        """
+        if policy is not None and policy.lower() not in _POLICIES:
+            raise ValueError(
+                f"unknown policy {policy!r}; use 'guaranteed', 'burstable' or 'best_effort'"
+            )
+        if memory_limit is None:
+            memory_limit = memory
+        task_name = name or getattr(fn, "__name__", None) or type(fn).__name__
+        task_id = self._rs.submit(
+            fn,
+            args,
+            None,
+            memory_request=memory,
+            memory_limit=memory_limit,
+            bandwidth=bandwidth,
+            policy=policy,
+            priority=priority,
+            deadline_s=deadline,
+            partition=partition,
+            name=task_name,
+        )
+        return Task(self, task_id, task_name)
+
+    def stats(self, task: Task | int | None = None) -> dict[str, Any]:
+        """One task's stats (state, wait/run time, memory, launches, throttles, queue
+        position), or the scheduler's when no task is given."""
+        task_id = task.id if isinstance(task, Task) else task
+        return dict(self._rs.stats(task_id))
+
+    def create_partition(
+        self,
+        partition_id: str,
+        name: str | None = None,
+        *,
+        memory: int | str | None = None,
+        compute: float | None = None,
+        priority: int = 0,
+    ) -> Any:
+        """A partition with a memory quota, a compute share and a priority band."""
+        limits = _rust.PartitionLimits(memory, compute, priority)
+        return self._rs.create_partition(partition_id, name or partition_id, limits)
+
+    def shutdown(self, wait: bool = True, cancel_pending: bool = False) -> None:
+        self._rs.shutdown(wait, cancel_pending)
+
+    def __enter__(self) -> Scheduler:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
+
