@@ -35,6 +35,7 @@ from ._ops import BINARY as _BINARY
 from ._ops import UNARY as _UNARY
 from ._promotion import promote_types, result_type
 from ._providers import Kernel, KernelProvider
+from .device_info import get_device_info, get_nvrtc_path, is_cuda_available, is_nvrtc_available
 from .hookspecs import hookimpl
 from .scheduler import AdmissionError, Scheduler, Task, TaskCancelled
 

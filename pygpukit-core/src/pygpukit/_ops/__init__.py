@@ -3,6 +3,7 @@
 Each family lives in its own module and lists its public names in ``__all__``.
 """
 
+from .aliases import *  # noqa: F403  (the seed's short names)
 from .copying import assign, astype, copy, fill, getitem_advanced, inplace, setitem_advanced
 from .creation import (
     arange, asarray, empty, empty_like, eye, from_dlpack, from_numpy, full, full_like,
