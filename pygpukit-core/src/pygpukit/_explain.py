@@ -1,0 +1,87 @@
+"""`pygpukit.explain`: which provider an op call would use, and why the others were not."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+import numpy as np
+
+from ._array import GPUArray
+from ._device import Device
+from ._dispatch import Candidate, DispatchError, Explanation, resolve
+from ._dtypes import DataType, as_dtype
+from ._placement import default_device
+from ._plugins import registry
+
+
+def known_ops() -> set[str]:
+    """Op names some provider has a kernel for, plus the public functions of pygpukit."""
+    import pygpukit
+
+    names = {op for p in registry().providers.values() for op in p.kernels}
+    public = {
+        n for n in dir(pygpukit) if not n.startswith("_") and callable(getattr(pygpukit, n))
+    }
+    return names | (public - {"explain", "hookimpl"})
+
+
+def _key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Device, tuple[DataType, ...]]:
+    """The (device, input dtypes) the op layer keys dispatch on for these arguments."""
+    arrays = []
+    for i, a in enumerate(args):
+        if isinstance(a, GPUArray):
+            arrays.append(a)
+        elif isinstance(a, (np.ndarray, list, tuple)):
+            raise TypeError(
+                f"argument {i} is a host {type(a).__name__}; ops take GPUArrays "
+                "(convert with pygpukit.asarray() first)"
+            )
+    if arrays:
+        devices = {a.device for a in arrays}
+        if len(devices) > 1:
+            found = ", ".join(sorted(str(d) for d in devices))
+            raise ValueError(f"arrays are on different devices ({found}); the op would refuse")
+        return arrays[0].device, tuple(a.dtype for a in arrays)
+    # creation ops have no array inputs: they key on the device and dtype they make
+    device = kwargs.get("device")
+    dev = default_device() if device is None else Device.parse(device)
+    dtype = kwargs.get("dtype")
+    return dev, (() if dtype is None else (as_dtype(dtype),))
+
+
+def explain(op: str, /, *args: Any, backend: str | None = None, **kwargs: Any) -> Explanation:
+    """Which kernel provider would run ``op(*args, backend=backend, **kwargs)``, and why.
+
+    The answer is for the same dispatch key the op itself uses: the device of the
+    GPUArray positional arguments and their dtypes, in order, with the settings in force
+    here (``gp.config.use`` blocks included). Nothing runs and nothing is allocated.
+    ``str()`` of the result is a readable report; ``.chosen`` is None when no provider
+    can serve the call, and each entry of ``.candidates`` says why it was passed over.
+
+    An op name no provider and no public function knows raises ValueError listing the
+    closest names (a typo is the likely cause). A known op that no provider implements
+    yet gives an Explanation with no provider. An unknown ``backend`` raises ValueError
+    listing the known ones, exactly as the op would.
+    """
+    if not isinstance(op, str) or not op:
+        raise TypeError(f"explain wants an op name such as 'add', got {op!r}")
+    ops = known_ops()
+    if op not in ops:
+        close = difflib.get_close_matches(op, sorted(ops), n=5, cutoff=0.6)
+        hint = f"; did you mean {', '.join(close)}?" if close else "; see python -m pygpukit info"
+        raise ValueError(f"unknown op {op!r}{hint}")
+    device, dtypes = _key(args, kwargs)
+    try:
+        _, expl = resolve(op, device, dtypes, backend)
+    except DispatchError as exc:  # an explicit backend= that cannot serve: say so, don't raise
+        expl = Explanation(op, str(device), tuple(d.name for d in dtypes), None)
+        expl.candidates.append(Candidate(str(backend), "passed over", str(exc)))
+    if device.type not in registry().devices:
+        expl.candidates.append(
+            Candidate("-", "passed over", f"no plugin provides device type {device.type!r}")
+        )
+    return expl
+
+
+__all__ = ["explain", "known_ops"]
