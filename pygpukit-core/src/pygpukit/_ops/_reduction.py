@@ -1,0 +1,91 @@
+"""Checks and keepdims plumbing shared by the reduction, searching, sorting and set ops."""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+from .. import _dtypes as dt
+from .._array import GPUArray
+from .._views import normalize_axes, normalize_axis
+from ._core import empty, kernel_on
+
+Axis = int | Sequence[int] | None
+
+
+def check_array(op: str, x: Any, *, allow_bool: bool = True, name: str = "x") -> GPUArray:
+    """`x` itself if `op` accepts it; TypeError naming the argument or its dtype if not."""
+    if not isinstance(x, GPUArray):
+        raise TypeError(f"{op}: {name} must be a GPUArray, got {type(x).__name__}")
+    if x.dtype.is_float8:
+        raise TypeError(
+            f"{op} does not accept {x.dtype.name} ({name} is a storage-only type); "
+            "cast it with .astype(float32) first"
+        )
+    if not allow_bool and x.dtype.kind == "b":
+        raise TypeError(f"{op} wants a numeric {name}, got bool; cast with .astype() first")
+    return x
+
+
+def reduction_axes(x: GPUArray, axis: Axis) -> tuple[int, ...]:
+    """The sorted, non-negative axes `axis` names; a 0-d array has none to reduce."""
+    if isinstance(axis, bool):
+        raise TypeError(f"axis must be an int, a tuple of ints or None, got {axis!r}")
+    axes = normalize_axes(axis, x.ndim)
+    return tuple(sorted(axes)) if x.ndim else ()
+
+
+def single_axis(x: GPUArray, axis: Any) -> int | None:
+    """One axis, normalised (None stays None); a 0-d array's axis 0/-1 is no axis."""
+    if axis is None:
+        return None
+    if isinstance(axis, bool):
+        raise TypeError(f"axis must be an int or None, got {axis!r}")
+    index = normalize_axis(axis, x.ndim)
+    return index if x.ndim else None
+
+
+def keepdims_shape(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(1 if i in axes else n for i, n in enumerate(shape))
+
+
+def check_nonempty(op: str, x: GPUArray, axes: tuple[int, ...], axis: Any) -> None:
+    """ValueError naming the axis when `op` (which has no identity) would see no elements."""
+    for a in axes:
+        if x.shape[a] == 0:
+            where = f"axis={axis!r}" if axis is not None else "axis=None"
+            raise ValueError(
+                f"{op}: cannot reduce over axis {a} of length 0 ({where}, shape {x.shape}); "
+                f"{op} of no elements is undefined"
+            )
+
+
+def reduce_into(
+    op: str,
+    x: GPUArray,
+    axes: tuple[int, ...],
+    keepdims: bool,
+    out_dtype: dt.DataType,
+    backend: str | None,
+    **params: Any,
+) -> GPUArray:
+    """Run a reduction kernel into a keepdims-shaped output, then drop the axes if asked."""
+    fn = kernel_on(op, x.device, (x.dtype,), backend)
+    out = empty(keepdims_shape(x.shape, axes), out_dtype, x.device)
+    if out.size:
+        fn(x, out, axes, **params)
+    return out if keepdims else out.squeeze(axes)
+
+
+def check_keepdims(op: str, keepdims: Any) -> bool:
+    if not isinstance(keepdims, bool):
+        raise TypeError(f"{op}: keepdims must be a bool, got {type(keepdims).__name__}")
+    return keepdims
+
+
+def as_index(op: str, value: Any, name: str) -> int:
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{op}: {name} must be an int, got {type(value).__name__}") from None
