@@ -51,6 +51,7 @@ class Registry:
         self.namespaces: dict[str, object] = {}
         #: bumped on every change so dispatch caches know to forget
         self.generation = 0
+        self._pending: list[str] = []
 
     # -- loading ---------------------------------------------------------------------
     def load_entry_points(self, allow: list[str] | None, deny: list[str]) -> None:
@@ -108,9 +109,14 @@ class Registry:
         info.status = "failed"
         last = traceback.format_exception_only(type(exc), exc)[-1].strip()
         info.error = f"{what}: {last}"
-        warnings.warn(
-            f"PyGPUkit plugin {info.name!r} skipped: {info.error}", PluginLoadWarning, stacklevel=3
-        )
+        self._pending.append(f"PyGPUkit plugin {info.name!r} skipped: {info.error}")
+
+    def _flush_warnings(self) -> None:
+        """Warn about failures only once the registry is whole: a warning turned into an
+        exception (pytest -W error) must not leave the other plugins unloaded."""
+        pending, self._pending = self._pending, []
+        for message in pending:
+            warnings.warn(message, PluginLoadWarning, stacklevel=4)
 
     # -- collecting contributions ----------------------------------------------------
     def _collect(self) -> None:
@@ -128,6 +134,7 @@ class Registry:
         from . import config
 
         config.invalidate()  # cached dispatch choices may name a provider that changed
+        self._flush_warnings()
 
     def _call(self, hook: str, add: Callable[..., None]) -> None:
         for impl in getattr(self.pm.hook, hook).get_hookimpls():
@@ -147,10 +154,8 @@ class Registry:
         if not isinstance(backend, DeviceBackend):
             raise TypeError(f"register() wants a DeviceBackend, got {type(backend).__name__}")
         if backend.type in self.devices:
-            warnings.warn(
-                f"plugin {info.name!r} registers device type {backend.type!r} again; ignored",
-                PluginLoadWarning,
-                stacklevel=2,
+            self._pending.append(
+                f"plugin {info.name!r} registers device type {backend.type!r} again; ignored"
             )
             return
         self.devices[backend.type] = backend

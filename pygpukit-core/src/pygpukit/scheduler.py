@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import traceback
 from collections.abc import Callable, Generator
 from typing import Any
 
@@ -19,6 +20,17 @@ AdmissionError = _rust.AdmissionError
 TaskCancelled = _rust.TaskCancelled
 
 _POLICIES = ("guaranteed", "burstable", "best_effort", "besteffort", "best-effort")
+
+
+def _run_task(fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+    """Call the task's function; on failure drop its frames' locals from the traceback,
+    so the exception the scheduler keeps does not keep the task's arrays alive."""
+    try:
+        return fn(*args)
+    except BaseException as exc:
+        if exc.__traceback__ is not None and exc.__traceback__.tb_next is not None:
+            traceback.clear_frames(exc.__traceback__.tb_next)  # those frames have returned
+        raise
 
 
 def _host_memory() -> int:
@@ -128,8 +140,8 @@ class Scheduler:
             memory_limit = memory
         task_name = name or getattr(fn, "__name__", None) or type(fn).__name__
         task_id = self._rs.submit(
-            fn,
-            args,
+            _run_task,
+            (fn, args),
             None,
             memory_request=memory,
             memory_limit=memory_limit,

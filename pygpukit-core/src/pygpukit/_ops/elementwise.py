@@ -196,6 +196,8 @@ def _make_binary(op: str, summary: str) -> Callable[..., GPUArray]:
     return fn
 
 
+__all__ = [*(op for op in UNARY), *BINARY, "clip", "where"]  # gelu is in UNARY
+
 # One public function per table entry (spelled out so tools and readers can find them).
 abs = _make_unary("abs", UNARY["abs"][1])
 negative = _make_unary("negative", UNARY["negative"][1])
