@@ -141,3 +141,16 @@ def test_many_threads_submit_at_once(sched):
     for t in threads:
         t.join()
     assert sorted(results) == sorted(4 * (k * 100 + i) for k in range(8) for i in range(10))
+
+
+def test_memory_stats_and_free_all_cached():
+    gp.memory.free_all_cached("cpu")
+    before = gp.memory.stats("cpu")
+    a = gp.ones((256, 256), dtype="float32")
+    during = gp.memory.stats("cpu")
+    assert during["used"] >= before["used"] + a.nbytes
+    assert during["allocations"] > before["allocations"]
+    del a
+    assert gp.memory.stats("cpu")["cached"] >= 256 * 256 * 4
+    assert gp.memory.free_all_cached("cpu") >= 256 * 256 * 4
+    assert gp.memory.stats("cpu")["cached"] == 0

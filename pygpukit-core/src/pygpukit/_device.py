@@ -86,6 +86,10 @@ class DeviceBackend(ABC):
         """The device pool's counters (used, cached, peak, ...)."""
         return {}
 
+    def free_cached(self, device: Device) -> int:
+        """Give cached blocks back to the device; returns the bytes released."""
+        return 0
+
     def info(self, device: Device) -> dict[str, Any]:
         """Facts about the device for `get_device_info` and `python -m pygpukit info`."""
         return {"name": str(device)}

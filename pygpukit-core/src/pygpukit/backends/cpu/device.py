@@ -64,6 +64,9 @@ class CpuBackend(DeviceBackend):
     def memory_stats(self, device: Device) -> dict[str, Any]:
         return dict(self._pool.stats())
 
+    def free_cached(self, device: Device) -> int:
+        return int(self._pool.free_all_cached())
+
     @property
     def pool(self) -> Any:
         """The Rust `MemoryPool` behind the CPU device."""
