@@ -12,6 +12,8 @@ from ..._dtypes import DataType, bfloat16, float16
 
 def view(x: GPUArray) -> np.ndarray:
     """A NumPy array sharing `x`'s memory, with its shape, strides and offset."""
+    if x.size == 0:  # an empty view's offset may point past its buffer; nothing to share
+        return np.empty(x.shape, dtype=x.dtype.to_numpy_dtype())
     return np.ndarray(
         x.shape,
         dtype=x.dtype.to_numpy_dtype(),
