@@ -30,6 +30,7 @@ from ._dtypes import (
     uint8,
 )
 from ._explain import explain
+from ._namespace_info import __array_namespace_info__
 from ._ops import *  # noqa: F403
 from ._ops import BINARY as _BINARY
 from ._ops import UNARY as _UNARY

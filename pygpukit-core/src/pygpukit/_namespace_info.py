@@ -1,0 +1,67 @@
+"""`__array_namespace_info__()`: what this namespace supports, per the Array API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _dtypes as dt
+from ._device import Device
+from ._dtypes import DataType
+
+
+class Info:
+    """Capabilities, devices and dtypes of PyGPUkit (the Array API inspection object)."""
+
+    __slots__ = ()
+
+    def capabilities(self) -> dict[str, bool]:
+        """Optional features: boolean indexing and data-dependent output shapes."""
+        return {"boolean indexing": True, "data-dependent shapes": True}
+
+    def default_device(self) -> Device:
+        """The device new arrays go to when none is given."""
+        from ._placement import default_device
+
+        return default_device()
+
+    def devices(self) -> list[Device]:
+        """Every device present now, of every installed device type."""
+        from ._plugins import registry
+
+        found: list[Device] = []
+        for backend in registry().devices.values():
+            found.extend(backend.devices())
+        return found
+
+    def default_dtypes(self, *, device: Any = None) -> dict[str, DataType | None]:
+        """The default dtypes (the same on every device); there is no complex type."""
+        self._check_device(device)
+        return {
+            "real floating": dt.DEFAULT_FLOAT,
+            "complex floating": None,
+            "integral": dt.DEFAULT_INT,
+            "indexing": dt.INDEX_DTYPE,
+        }
+
+    def dtypes(
+        self, *, device: Any = None, kind: str | tuple[str, ...] | None = None
+    ) -> dict[str, DataType]:
+        """The supported dtypes by name, optionally only those of `kind` (isdtype's kinds)."""
+        from ._ops.utility import isdtype
+
+        self._check_device(device)
+        return {d.name: d for d in dt.ALL_DTYPES if kind is None or isdtype(d, kind)}
+
+    def _check_device(self, device: Any) -> None:
+        if device is not None:
+            from ._placement import resolve_device
+
+            resolve_device(device)  # ValueError for a device that is not present
+
+    def __repr__(self) -> str:
+        return "pygpukit.__array_namespace_info__()"
+
+
+def __array_namespace_info__() -> Info:
+    """The Array API inspection object for PyGPUkit."""
+    return Info()
