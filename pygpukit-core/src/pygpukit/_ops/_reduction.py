@@ -30,7 +30,9 @@ def check_array(op: str, x: Any, *, allow_bool: bool = True, name: str = "x") ->
 
 def reduction_axes(x: GPUArray, axis: Axis) -> tuple[int, ...]:
     """The sorted, non-negative axes `axis` names; a 0-d array has none to reduce."""
-    if isinstance(axis, bool):
+    if isinstance(axis, bool) or not (
+        axis is None or hasattr(axis, "__index__") or isinstance(axis, (tuple, list))
+    ):
         raise TypeError(f"axis must be an int, a tuple of ints or None, got {axis!r}")
     axes = normalize_axes(axis, x.ndim)
     return tuple(sorted(axes)) if x.ndim else ()
