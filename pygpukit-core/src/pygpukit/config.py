@@ -111,7 +111,7 @@ class Setting:
 class Snapshot:
     """The effective settings at one moment; also holds the dispatch cache for them."""
 
-    __slots__ = ("settings", "dispatch_cache", "__weakref__")
+    __slots__ = ("__weakref__", "dispatch_cache", "settings")
 
     def __init__(self, layers: list[tuple[str, dict[str, Any]]]) -> None:
         merged: dict[str, Setting] = {k: Setting(s.default, "default") for k, s in SPECS.items()}
@@ -133,7 +133,7 @@ def _parse_layer(values: dict[str, Any], where: str) -> dict[str, Any]:
     for key, raw in values.items():
         spec = SPECS.get(key)
         if spec is None:
-            raise KeyError(f"{where}: unknown setting {key!r}; known: {', '.join(SPECS)}")
+            raise ValueError(f"{where}: unknown setting {key!r}; known: {', '.join(SPECS)}")
         out[key] = spec.parse(raw, key)
     return out
 
