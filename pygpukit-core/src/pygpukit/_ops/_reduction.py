@@ -77,7 +77,12 @@ def reduce_into(
     out = empty(keepdims_shape(x.shape, axes), out_dtype, x.device)
     if out.size:
         fn(x, out, axes, **params)
-    return out if keepdims else out.squeeze(axes)
+    return out if keepdims else drop_axes(out, axes)
+
+
+def drop_axes(out: GPUArray, axes: tuple[int, ...]) -> GPUArray:
+    """A view of the fresh, contiguous keepdims-shaped `out` without the length-1 `axes`."""
+    return out.reshape(tuple(n for i, n in enumerate(out.shape) if i not in axes))
 
 
 def check_keepdims(op: str, keepdims: Any) -> bool:

@@ -29,6 +29,7 @@ from ._reduction import (
     check_array,
     check_keepdims,
     check_nonempty,
+    drop_axes,
     keepdims_shape,
     reduce_into,
     reduction_axes,
@@ -50,7 +51,7 @@ def _arg_extreme(
     out = empty(keepdims_shape(x.shape, axes), dt.INDEX_DTYPE, x.device)
     if out.size:
         fn(x, out, index)
-    return out if keepdims else out.squeeze(axes)
+    return out if keepdims else drop_axes(out, axes)
 
 
 def argmax(
