@@ -71,12 +71,16 @@ def ref_softmax(a: np.ndarray, axis: int) -> np.ndarray:
 
 
 def ref_layernorm(a: np.ndarray, g: np.ndarray, b: np.ndarray, eps: float) -> np.ndarray:
+    if a.size == 0:
+        return a.copy()
     mean = a.mean(-1, keepdims=True)
     var = ((a - mean) ** 2).mean(-1, keepdims=True)
     return (a - mean) / np.sqrt(var + eps) * g + b
 
 
 def ref_rmsnorm(a: np.ndarray, g: np.ndarray, eps: float) -> np.ndarray:
+    if a.size == 0:
+        return a.copy()
     return a / np.sqrt((a * a).mean(-1, keepdims=True) + eps) * g
 
 
