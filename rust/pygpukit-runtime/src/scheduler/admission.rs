@@ -6,7 +6,7 @@
 //! overlap anything else. Queued tasks are admitted strictly in queue order (priority, then
 //! deadline, then FIFO) without backfilling, so a large request cannot be starved by small ones.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::Hash;
 
 use super::error::SchedError;
@@ -71,6 +71,8 @@ pub struct Evaluator<K: Eq + Hash + Clone> {
     borrowed_memory: u64,
     admitted: HashMap<K, Admitted>,
     queue: Vec<Waiting<K>>,
+    /// Keys in `queue`, for O(1) duplicate checks.
+    queued: HashSet<K>,
     max_queue: usize,
     seq: u64,
     admitted_total: u64,
@@ -92,6 +94,7 @@ impl<K: Eq + Hash + Clone> Evaluator<K> {
             borrowed_memory: 0,
             admitted: HashMap::new(),
             queue: Vec::new(),
+            queued: HashSet::new(),
             max_queue: DEFAULT_MAX_QUEUE,
             seq: 0,
             admitted_total: 0,
@@ -107,7 +110,7 @@ impl<K: Eq + Hash + Clone> Evaluator<K> {
 
     /// Decide on a new task; an admit reserves its request, a queue keeps it until `drain`.
     pub fn evaluate(&mut self, key: K, spec: &TaskSpec) -> Result<Decision, SchedError> {
-        if self.admitted.contains_key(&key) || self.queue.iter().any(|w| w.key == key) {
+        if self.admitted.contains_key(&key) || self.queued.contains(&key) {
             return Err(SchedError::Invalid("a task with this id is already admitted or queued".into()));
         }
         spec.validate()?;
@@ -166,6 +169,7 @@ impl<K: Eq + Hash + Clone> Evaluator<K> {
         if self.queue.len() >= self.max_queue {
             return reject(format!("admission queue is full ({} tasks)", self.queue.len()));
         }
+        self.queued.insert(key.clone());
         self.queue.insert(ahead, waiting);
         Decision::Queue { position: ahead + 1 }
     }
@@ -201,6 +205,7 @@ impl<K: Eq + Hash + Clone> Evaluator<K> {
                 break;
             }
             let head = self.queue.remove(0);
+            self.queued.remove(&head.key);
             self.reserve(head.key.clone(), &head.spec);
             self.admitted_total += 1;
             admitted.push(head.key);
@@ -221,6 +226,7 @@ impl<K: Eq + Hash + Clone> Evaluator<K> {
             self.borrowed_memory += residual.min(entry.memory);
         } else if let Some(i) = self.queue.iter().position(|w| &w.key == key) {
             self.queue.remove(i);
+            self.queued.remove(key);
         } else {
             return Err(SchedError::NotFound("no admitted or queued task with this id".into()));
         }
@@ -290,6 +296,9 @@ impl<K: Eq + Hash + Clone> Evaluator<K> {
 
     /// 1-based queue position of a waiting task.
     pub fn queue_position(&self, key: &K) -> Option<usize> {
+        if !self.queued.contains(key) {
+            return None;
+        }
         self.queue.iter().position(|w| &w.key == key).map(|i| i + 1)
     }
 

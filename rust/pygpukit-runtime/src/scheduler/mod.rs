@@ -21,6 +21,8 @@ pub mod task;
 pub mod token_bucket;
 
 #[cfg(test)]
+mod executor_tests;
+#[cfg(test)]
 mod proptests;
 
 pub use admission::{Decision, Evaluator, PoolStats};

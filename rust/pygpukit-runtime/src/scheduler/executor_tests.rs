@@ -1,0 +1,140 @@
+//! Threaded tests of the executor with plain Rust jobs: results, queueing, cancellation,
+//! memory limits through the thread's `TaskContext`, and fair sharing on real threads.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::Duration;
+
+use super::executor::{Outcome, SchedulerConfig, Submission, TaskScheduler};
+use super::qos::TaskSpec;
+use super::task::TaskState;
+use super::SchedError;
+use crate::context;
+
+fn sched(total_memory: u64, workers: usize) -> TaskScheduler<String> {
+    let config = SchedulerConfig { total_memory, workers, launch_rate: 0.0, fair_share_idle_ns: 50_000_000, ..Default::default() };
+    TaskScheduler::new(config).expect("valid config")
+}
+
+fn sub(spec: TaskSpec) -> Submission {
+    Submission { name: "t".into(), spec, partition: None }
+}
+
+fn outcome(s: &TaskScheduler<String>, id: u64) -> String {
+    assert_eq!(s.wait(id, Some(Duration::from_secs(10))), Ok(true));
+    s.with_outcome(id, |o| match o {
+        Outcome::Completed(v) => format!("ok:{v}"),
+        Outcome::Failed(e) => format!("err:{e}"),
+        Outcome::Cancelled(_) => "cancelled".into(),
+        Outcome::Lost(m) => format!("lost:{m}"),
+    })
+    .expect("known")
+    .expect("finished")
+}
+
+#[test]
+fn runs_jobs_and_reports_failures() {
+    let s = sched(1000, 2);
+    let spec = TaskSpec::guaranteed(10, 0.1).expect("valid");
+    let (a, _) = s.submit(sub(spec.clone()), Box::new(|_| Outcome::Completed("hi".into()))).expect("admitted");
+    let (b, _) = s.submit(sub(spec), Box::new(|_| Outcome::Failed("bad".into()))).expect("admitted");
+    assert_eq!(outcome(&s, a), "ok:hi");
+    assert_eq!(outcome(&s, b), "err:bad");
+    assert_eq!(s.task_stats(b).map(|t| t.state), Ok(TaskState::Failed));
+    let too_big = TaskSpec::guaranteed(5000, 0.1).expect("valid");
+    assert!(matches!(s.submit(sub(too_big), Box::new(|_| Outcome::Lost(String::new()))), Err(SchedError::Rejected(_))));
+}
+
+#[test]
+fn queued_task_runs_after_release_and_cancel_skips() {
+    let s = sched(100, 2);
+    let go = Arc::new(AtomicBool::new(false));
+    let g = go.clone();
+    let full = TaskSpec::guaranteed(100, 0.1).expect("valid");
+    let (a, _) = s
+        .submit(sub(full.clone()), Box::new(move |_| {
+            while !g.load(Ordering::Acquire) {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            Outcome::Completed("a".into())
+        }))
+        .expect("admitted");
+    let (b, pos_b) = s.submit(sub(full.clone()), Box::new(|_| Outcome::Completed("b".into()))).expect("queued");
+    let (c, pos_c) = s.submit(sub(full), Box::new(|_| Outcome::Completed("c".into()))).expect("queued");
+    assert_eq!((pos_b, pos_c), (Some(1), Some(2)));
+    assert_eq!(s.cancel(b), Ok(true));
+    go.store(true, Ordering::Release);
+    assert_eq!(outcome(&s, a), "ok:a");
+    assert_eq!(outcome(&s, b), "cancelled");
+    assert_eq!(outcome(&s, c), "ok:c");
+}
+
+#[test]
+fn memory_limit_is_enforced_through_the_thread_context() {
+    let s = sched(1000, 1);
+    let spec = TaskSpec::burstable(100, 500, 0.1).expect("valid");
+    let (id, _) = s
+        .submit(sub(spec), Box::new(|_| {
+            let ctx = context::current().expect("task context installed");
+            let first = ctx.charge(400).is_ok();
+            let second = ctx.charge(200);
+            ctx.release(400);
+            Outcome::Completed(format!("{first} {}", second.err().unwrap_or_default()))
+        }))
+        .expect("admitted");
+    let out = outcome(&s, id);
+    assert!(out.starts_with("ok:true ") && out.contains("limit of 500"), "{out}");
+    assert!(context::current().is_none(), "context leaks out of the worker");
+    let st = s.stats();
+    assert_eq!((st.device.reserved_memory, st.device.borrowed_memory), (0, 0));
+}
+
+#[test]
+fn running_cancel_stops_at_launch_gate() {
+    let s = sched(1000, 1);
+    let spec = TaskSpec::guaranteed(0, 0.5).expect("valid");
+    let (id, _) = s
+        .submit(sub(spec), Box::new(|task| loop {
+            if task.begin_launch().is_err() {
+                return Outcome::Cancelled(None);
+            }
+            task.end_launch(Some(1000));
+            std::thread::sleep(Duration::from_millis(1));
+        }))
+        .expect("admitted");
+    while s.task_stats(id).map(|t| t.launches).unwrap_or(0) < 3 {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(s.cancel(id), Ok(true));
+    assert_eq!(outcome(&s, id), "cancelled");
+}
+
+#[test]
+fn threads_share_the_device_by_weight() {
+    let s = sched(1000, 2);
+    let barrier = Arc::new(Barrier::new(2));
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut ids = Vec::new();
+    for share in [0.75, 0.25] {
+        let (b, st) = (barrier.clone(), stop.clone());
+        let spec = TaskSpec::guaranteed(0, share).expect("valid");
+        let job = Box::new(move |task: &Arc<super::task::Task>| {
+            b.wait();
+            while !st.load(Ordering::Acquire) {
+                if task.begin_launch().is_ok() {
+                    task.end_launch(Some(500_000));
+                }
+            }
+            Outcome::Completed(String::new())
+        });
+        ids.push(s.submit(sub(spec), job).expect("admitted").0);
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    stop.store(true, Ordering::Release);
+    for id in &ids {
+        outcome(&s, *id);
+    }
+    let busy: Vec<u64> = ids.iter().map(|id| s.task_stats(*id).map(|t| t.busy_ns).unwrap_or(0)).collect();
+    let share = busy[0] as f64 / (busy[0] + busy[1]) as f64;
+    assert!((share - 0.75).abs() < 0.03, "share {share} from {busy:?}");
+}
