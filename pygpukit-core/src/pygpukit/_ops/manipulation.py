@@ -87,7 +87,15 @@ def expand_dims(x: GPUArray, /, *, axis: int = 0) -> GPUArray:
 
 def squeeze(x: GPUArray, /, axis: int | tuple[int, ...]) -> GPUArray:
     """A view of `x` without the size-1 axes `axis` (ValueError if one is not size 1)."""
-    return _check_array(x, "squeeze").squeeze(_views.normalize_axes(axis, x.ndim))
+    _check_array(x, "squeeze")
+    drop = _views.normalize_axes(axis, x.ndim) if x.ndim or axis != () else ()
+    for a in drop:
+        if x.shape[a] != 1:
+            raise ValueError(f"squeeze: cannot squeeze axis {a} of size {x.shape[a]}")
+    keep = [i for i in range(x.ndim) if i not in drop]
+    shape = tuple(x.shape[i] for i in keep)
+    strides = tuple(x.strides[i] for i in keep)
+    return GPUArray(x.buffer, shape, x.dtype, x.device, strides, x.offset)
 
 
 def permute_dims(x: GPUArray, /, axes: tuple[int, ...]) -> GPUArray:
@@ -269,9 +277,8 @@ def repeat(
     if axis is None:
         src, a = x.reshape(-1), 0
     else:
-        src, a = x, _views.normalize_axis(axis, x.ndim)
-        if x.ndim == 0:
-            src = x.reshape((1,))
+        src = x if x.ndim else x.reshape((1,))  # a 0-d array repeats as a 1-element vector
+        a = _views.normalize_axis(axis, src.ndim)
     n = src.shape[a]
     reps: int | GPUArray
     if isinstance(repeats, GPUArray):
