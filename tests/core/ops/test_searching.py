@@ -60,7 +60,7 @@ def test_nonzero_matches_numpy(c: Case) -> None:
     got = gp.nonzero(c.x)
     want = np.nonzero(comparable(c.host))
     assert isinstance(got, tuple) and len(got) == len(want) == c.x.ndim
-    for g, w in zip(got, want):
+    for g, w in zip(got, want, strict=True):
         np.testing.assert_array_equal(g.to_numpy(), w.astype(np.int64), strict=True)
 
 
