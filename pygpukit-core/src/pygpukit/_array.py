@@ -162,6 +162,8 @@ class GPUArray:
         if axis is None:
             drop = tuple(i for i, n in enumerate(self._shape) if n == 1)
         else:
+            if self.ndim == 0:
+                raise ValueError(f"cannot squeeze axis {axis} of a 0-d array")
             drop = _views.normalize_axes(axis, self.ndim)
             for a in drop:
                 if self._shape[a] != 1:
@@ -240,7 +242,7 @@ class GPUArray:
     def item(self) -> bool | int | float:
         if self.size != 1:
             raise ValueError(f"only one-element arrays convert to a Python scalar, got size {self.size}")
-        return self.to_numpy().reshape(()).item()  # type: ignore[no-any-return]
+        return self.to_numpy().reshape(()).item()
 
     def tolist(self) -> Any:
         return self.to_numpy().tolist()

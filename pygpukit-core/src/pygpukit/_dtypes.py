@@ -128,6 +128,8 @@ def as_dtype(dtype: Any) -> DataType:
         return dtype
     if isinstance(dtype, str):
         return DataType.from_string(dtype)
+    if dtype is None:  # np.dtype(None) would quietly mean float64
+        raise TypeError("dtype must not be None here; pass a dtype such as pygpukit.float32")
     if dtype is bool:
         return bool_
     if dtype is int:

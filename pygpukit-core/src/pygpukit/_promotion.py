@@ -9,6 +9,7 @@ they take the array's dtype when their kind fits (bool < int < float).
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Any
 
 from . import _dtypes as dt
 from ._dtypes import DataType
@@ -24,9 +25,15 @@ def _check_arithmetic(a: DataType) -> None:
         )
 
 
+def promote_types(a: Any, b: Any) -> DataType:
+    """The result dtype of a binary op on arrays of dtypes `a` and `b` (any dtype spelling)."""
+    if isinstance(a, DataType) and isinstance(b, DataType):
+        return _promote(a, b)
+    return _promote(dt.as_dtype(a), dt.as_dtype(b))
+
+
 @lru_cache(maxsize=None)
-def promote_types(a: DataType, b: DataType) -> DataType:
-    """The result dtype of a binary op on arrays of dtypes `a` and `b`."""
+def _promote(a: DataType, b: DataType) -> DataType:
     if a is b:
         return a
     _check_arithmetic(a)

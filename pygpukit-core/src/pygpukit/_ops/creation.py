@@ -16,6 +16,7 @@ import numpy as np
 from .. import _dtypes as dt
 from .._array import GPUArray
 from .._device import Device
+from .._promotion import check_int_fits
 from .._views import normalize_shape
 from ._core import empty as _empty
 from ._core import kernel_on, target_device
@@ -33,26 +34,43 @@ def empty(
     return _empty(normalize_shape(shape), _dtype_or(dtype, dt.DEFAULT_FLOAT), target_device(device))
 
 
+def _fill_scalar(value: Any) -> bool | int | float:
+    # NumPy scalars are accepted as their Python value; anything else is refused before
+    # a kernel sees it (a string would otherwise fail inside the kernel).
+    if isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, np.generic) and value.dtype.kind in "biuf":
+        return value.item()
+    raise TypeError(f"fill_value must be a bool, int or float, not {type(value).__name__}")
+
+
 def full(
     shape: Any, fill_value: bool | int | float, *, dtype: Any = None,
-    device: Device | str | None = None,
+    device: Device | str | None = None, backend: str | None = None,
 ) -> GPUArray:
     """A new array with every element `fill_value`."""
+    value = _fill_scalar(fill_value)
     if dtype is None:
-        dtype = dt.as_dtype(type(fill_value)) if isinstance(fill_value, (bool, int, float)) else None
+        dtype = dt.as_dtype(type(value))
     out = empty(shape, dtype=dtype, device=device)
-    fill(out, fill_value)
+    fill(out, value, backend)
     return out
 
 
-def zeros(shape: Any, *, dtype: Any = None, device: Device | str | None = None) -> GPUArray:
+def zeros(
+    shape: Any, *, dtype: Any = None, device: Device | str | None = None,
+    backend: str | None = None,
+) -> GPUArray:
     """A new array of zeros."""
-    return full(shape, 0, dtype=_dtype_or(dtype, dt.DEFAULT_FLOAT), device=device)
+    return full(shape, 0, dtype=_dtype_or(dtype, dt.DEFAULT_FLOAT), device=device, backend=backend)
 
 
-def ones(shape: Any, *, dtype: Any = None, device: Device | str | None = None) -> GPUArray:
+def ones(
+    shape: Any, *, dtype: Any = None, device: Device | str | None = None,
+    backend: str | None = None,
+) -> GPUArray:
     """A new array of ones."""
-    return full(shape, 1, dtype=_dtype_or(dtype, dt.DEFAULT_FLOAT), device=device)
+    return full(shape, 1, dtype=_dtype_or(dtype, dt.DEFAULT_FLOAT), device=device, backend=backend)
 
 
 def _like(x: GPUArray, dtype: Any, device: Any) -> tuple[dt.DataType, Device]:
@@ -62,23 +80,32 @@ def _like(x: GPUArray, dtype: Any, device: Any) -> tuple[dt.DataType, Device]:
 
 
 def empty_like(x: GPUArray, /, *, dtype: Any = None, device: Any = None) -> GPUArray:
+    """A new array of `x`'s shape with uninitialised contents."""
     d, dev = _like(x, dtype, device)
     return _empty(x.shape, d, dev)
 
 
 def full_like(
-    x: GPUArray, /, fill_value: bool | int | float, *, dtype: Any = None, device: Any = None
+    x: GPUArray, /, fill_value: bool | int | float, *, dtype: Any = None, device: Any = None,
+    backend: str | None = None,
 ) -> GPUArray:
+    """A new array of `x`'s shape (and dtype, device unless given) filled with `fill_value`."""
     d, dev = _like(x, dtype, device)
-    return full(x.shape, fill_value, dtype=d, device=dev)
+    return full(x.shape, fill_value, dtype=d, device=dev, backend=backend)
 
 
-def zeros_like(x: GPUArray, /, *, dtype: Any = None, device: Any = None) -> GPUArray:
-    return full_like(x, 0, dtype=dtype, device=device)
+def zeros_like(
+    x: GPUArray, /, *, dtype: Any = None, device: Any = None, backend: str | None = None
+) -> GPUArray:
+    """A new array of zeros shaped like `x`."""
+    return full_like(x, 0, dtype=dtype, device=device, backend=backend)
 
 
-def ones_like(x: GPUArray, /, *, dtype: Any = None, device: Any = None) -> GPUArray:
-    return full_like(x, 1, dtype=dtype, device=device)
+def ones_like(
+    x: GPUArray, /, *, dtype: Any = None, device: Any = None, backend: str | None = None
+) -> GPUArray:
+    """A new array of ones shaped like `x`."""
+    return full_like(x, 1, dtype=dtype, device=device, backend=backend)
 
 
 def from_numpy(array: np.ndarray, device: Device | str | None = None) -> GPUArray:
@@ -126,25 +153,34 @@ def asarray(
 
 def arange(
     start: int | float, /, stop: int | float | None = None, step: int | float = 1, *,
-    dtype: Any = None, device: Device | str | None = None,
+    dtype: Any = None, device: Device | str | None = None, backend: str | None = None,
 ) -> GPUArray:
     """Evenly spaced values in [start, stop)."""
     if stop is None:
         start, stop = 0, start
+    for name, v in (("start", start), ("stop", stop), ("step", step)):
+        if not isinstance(v, (int, float)):
+            raise TypeError(f"arange: {name} must be an int or float, got {v!r}")
+        if not math.isfinite(v):
+            raise ValueError(f"arange: {name} must be finite, got {v!r}")
     if step == 0:
         raise ValueError("arange: step must not be zero")
     is_int = all(isinstance(v, int) for v in (start, stop, step))
     out_dtype = _dtype_or(dtype, dt.DEFAULT_INT if is_int else dt.DEFAULT_FLOAT)
-    n = max(0, math.ceil((stop - start) / step))
+    # integer arithmetic for ints: float division miscounts beyond 2**53
+    n = int(max(0, -((start - stop) // step) if is_int else math.ceil((stop - start) / step)))
+    if n and out_dtype.is_integer:
+        for v in (start, start + (n - 1) * step):  # the ends are the extremes
+            check_int_fits(int(v), out_dtype)
     out = _empty((n,), out_dtype, target_device(device))
     if n:
-        kernel_on("arange", out.device, (out_dtype,))(out, start, step)
+        kernel_on("arange", out.device, (out_dtype,), backend)(out, start, step)
     return out
 
 
 def linspace(
     start: int | float, stop: int | float, /, num: int, *, dtype: Any = None,
-    device: Device | str | None = None, endpoint: bool = True,
+    device: Device | str | None = None, endpoint: bool = True, backend: str | None = None,
 ) -> GPUArray:
     """`num` evenly spaced values from start to stop (inclusive unless endpoint=False)."""
     num = operator.index(num)
@@ -154,39 +190,41 @@ def linspace(
     if num:
         div = (num - 1) if endpoint else num
         step = (stop - start) / div if div else 0.0
-        kernel_on("linspace", out.device, (out.dtype,))(out, start, stop, step, endpoint)
+        kernel_on("linspace", out.device, (out.dtype,), backend)(out, start, stop, step, endpoint)
     return out
 
 
 def eye(
     n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None,
-    device: Device | str | None = None,
+    device: Device | str | None = None, backend: str | None = None,
 ) -> GPUArray:
     """A 2-D array with ones on diagonal k."""
     shape = normalize_shape((n_rows, n_rows if n_cols is None else n_cols))
     out = _empty(shape, _dtype_or(dtype, dt.DEFAULT_FLOAT), target_device(device))
     if out.size:
-        kernel_on("eye", out.device, (out.dtype,))(out, operator.index(k))
+        kernel_on("eye", out.device, (out.dtype,), backend)(out, operator.index(k))
     return out
 
 
-def _triangle(op: str, x: GPUArray, k: int) -> GPUArray:
-    if not isinstance(x, GPUArray) or x.ndim < 2:
-        raise ValueError(f"{op} wants an array of at least 2 dimensions")
+def _triangle(op: str, x: GPUArray, k: int, backend: str | None) -> GPUArray:
+    if not isinstance(x, GPUArray):
+        raise TypeError(f"{op} wants a GPUArray, got {type(x).__name__}")
+    if x.ndim < 2:
+        raise ValueError(f"{op} wants an array of at least 2 dimensions, got shape {x.shape}")
     out = _empty(x.shape, x.dtype, x.device)
     if out.size:
-        kernel_on(op, x.device, (x.dtype,))(x, out, operator.index(k))
+        kernel_on(op, x.device, (x.dtype,), backend)(x, out, operator.index(k))
     return out
 
 
-def tril(x: GPUArray, /, *, k: int = 0) -> GPUArray:
+def tril(x: GPUArray, /, *, k: int = 0, backend: str | None = None) -> GPUArray:
     """Zeros above diagonal k of the last two dimensions."""
-    return _triangle("tril", x, k)
+    return _triangle("tril", x, k, backend)
 
 
-def triu(x: GPUArray, /, *, k: int = 0) -> GPUArray:
+def triu(x: GPUArray, /, *, k: int = 0, backend: str | None = None) -> GPUArray:
     """Zeros below diagonal k of the last two dimensions."""
-    return _triangle("triu", x, k)
+    return _triangle("triu", x, k, backend)
 
 
 def meshgrid(*arrays: GPUArray, indexing: str = "xy") -> list[GPUArray]:

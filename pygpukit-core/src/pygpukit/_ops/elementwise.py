@@ -123,6 +123,9 @@ def unary_out_dtype(op: str, dtype: dt.DataType) -> dt.DataType:
 def binary_dtypes(op: str, x1: Any, x2: Any) -> tuple[dt.DataType, dt.DataType]:
     """(compute dtype, output dtype) for a binary op on these operands."""
     rule = BINARY[op][0]
+    for x in (x1, x2):
+        if isinstance(x, GPUArray) and x.dtype.is_float8:  # promotion lets f8 with f8 through
+            raise _reject(op, x.dtype, "an arithmetic dtype (float8 is storage-only)")
     if isinstance(x1, GPUArray) and isinstance(x2, GPUArray):
         compute = promote_types(x1.dtype, x2.dtype)
     elif isinstance(x1, GPUArray):
@@ -196,7 +199,18 @@ def _make_binary(op: str, summary: str) -> Callable[..., GPUArray]:
     return fn
 
 
-__all__ = [*(op for op in UNARY), *BINARY, "clip", "where"]  # gelu is in UNARY
+# Spelled out (not built from the tables) so type checkers see the star-exported names.
+__all__ = [
+    "abs", "negative", "positive", "square", "sign", "ceil", "floor", "trunc", "round", "relu",
+    "sqrt", "rsqrt", "exp", "expm1", "log", "log1p", "log2", "log10", "sin", "cos", "tan",
+    "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid",
+    "silu", "gelu", "isfinite", "isinf", "isnan", "signbit", "logical_not", "bitwise_invert",
+    "add", "subtract", "multiply", "floor_divide", "remainder", "pow", "maximum", "minimum",
+    "divide", "atan2", "hypot", "logaddexp", "copysign", "equal", "not_equal", "less",
+    "less_equal", "greater", "greater_equal", "logical_and", "logical_or", "logical_xor",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift",
+    "clip", "where",
+]  # fmt: skip
 
 # One public function per table entry (spelled out so tools and readers can find them).
 abs = _make_unary("abs", UNARY["abs"][1])

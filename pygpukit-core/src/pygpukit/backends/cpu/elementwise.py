@@ -27,7 +27,9 @@ def _gelu(x: np.ndarray, approximate: str = "none") -> np.ndarray:
     if approximate == "tanh":
         c = math.sqrt(2 / math.pi)
         return 0.5 * x * (1 + np.tanh(c * (x + 0.044715 * x**3)))
-    return (0.5 * x * (1 + _erf(x / math.sqrt(2)).astype(x.dtype))).astype(x.dtype)
+    # np.asarray: on a 0-d input the object ufunc returns a bare Python float
+    erf = np.asarray(_erf(x / math.sqrt(2)), dtype=x.dtype)
+    return (0.5 * x * (1 + erf)).astype(x.dtype)
 
 
 UNARY_IMPL: dict[str, Callable[..., Any]] = {

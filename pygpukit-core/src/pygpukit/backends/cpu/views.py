@@ -35,4 +35,7 @@ def operand(x: Any, compute: DataType) -> Any:
     want = math_dtype(compute)
     if isinstance(x, GPUArray):
         return view(x).astype(want, copy=False)
-    return want.type(x)
+    # A weak Python scalar takes the array's dtype first (0.1 becomes float16(0.1) next to
+    # a float16 array), then the compute type; out-of-range floats become inf quietly.
+    with np.errstate(over="ignore"):
+        return want.type(compute.to_numpy_dtype().type(x))
