@@ -335,3 +335,32 @@ def test_shutdown(make_sched):
     assert s.state(b) == "cancelled" and s.state(a) == "completed"
     with pytest.raises(RuntimeError):
         s.submit(lambda: 1)
+
+
+def test_partition_priority_band_starts_first(make_sched):
+    s = make_sched(workers=1, total_memory="1GiB")
+    s.create_partition("urgent", "Urgent", rust.PartitionLimits().memory("256MiB").compute(0.3).priority(5))
+    gate = threading.Event()
+    order = []
+    first = s.submit(gate.wait, (10,))
+    while s.state(first) != "running":
+        time.sleep(0.001)
+    plain = s.submit(order.append, ("default",), priority=3)
+    urgent = s.submit(order.append, ("urgent",), memory_request="1MiB", partition="urgent")
+    gate.set()
+    s.result(plain, timeout=10)
+    s.result(urgent, timeout=10)
+    assert order == ["urgent", "default"]
+
+
+def test_best_effort_refused_first_under_pressure(make_sched):
+    s = make_sched(total_memory=100, workers=1)
+    ev = threading.Event()
+    s.submit(ev.wait, (10,), memory_request=100, memory_limit=100)
+    queued = s.submit(lambda: "q", memory_request=50, memory_limit=50)
+    assert s.state(queued) == "queued"
+    with pytest.raises(rust.AdmissionError, match="best-effort"):
+        s.submit(lambda: "be")
+    ev.set()
+    assert s.result(queued, timeout=10) == "q"
+    assert s.result(s.submit(lambda: "be"), timeout=10) == "be"

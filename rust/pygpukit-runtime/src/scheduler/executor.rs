@@ -463,7 +463,7 @@ impl<R: Send + 'static> TaskScheduler<R> {
             cancelled: c.cancelled,
             device: core.pm.device_stats(),
             default_pool: core.pm.default_stats(),
-            partitions: core.pm.partitions().map(|p| PartitionInfo::of(p)).collect(),
+            partitions: core.pm.partitions().map(PartitionInfo::of).collect(),
             shut_down: core.shutdown,
         }
     }
