@@ -6,7 +6,7 @@ import numpy as np
 import pygpukit as gp
 import pytest
 from hypothesis import given, settings
-from test_statistical_strategies import Case, cases, to_float64
+from test_statistical_strategies import Case, cases, plain_signature, to_float64
 
 FAST = settings(max_examples=50, deadline=None)
 
@@ -85,3 +85,10 @@ def test_bad_inputs_raise(fn: object) -> None:
         fn(gp.ones(3).astype("float8_e5m2"))  # type: ignore[operator]
     with pytest.raises(TypeError, match="GPUArray"):
         fn([1, 2, 2])  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("name", ["unique_all", "unique_counts", "unique_inverse", "unique_values"])
+def test_array_api_signature(name: str) -> None:
+    fn = getattr(gp, name)
+    assert plain_signature(fn) == "(x, /, *, backend=None)"
+    assert gp.unique_values(gp.asarray([2, 1, 2]), backend="cpu").tolist() == [1, 2]

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pygpukit._dispatch import kernel_for
-from test_statistical_strategies import Case, cases, to_float64
+from test_statistical_strategies import Case, cases, plain_signature, to_float64
 
 FAST = settings(max_examples=50, deadline=None)
 
@@ -99,3 +99,12 @@ def test_errors_name_the_problem(op: str) -> None:
         fn(gp.ones(3), descending=1)
     with pytest.raises(TypeError, match="GPUArray"):
         fn(np.ones(3))
+
+
+@pytest.mark.parametrize("name", ["sort", "argsort"])
+def test_array_api_signature(name: str) -> None:
+    fn = getattr(gp, name)
+    want = "(x, /, *, axis=-1, descending=False, stable=True, backend=None)"
+    assert plain_signature(fn) == want
+    x = gp.asarray([3, 1, 2])
+    assert fn(x, backend="cpu").tolist() == fn(x).tolist()

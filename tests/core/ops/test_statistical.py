@@ -20,6 +20,7 @@ from test_statistical_strategies import (
     assert_close,
     axes_for,
     cases,
+    plain_signature,
     to_float64,
 )
 
@@ -269,3 +270,37 @@ def test_bad_dtype_and_correction_arguments() -> None:
         gp.sum_axis(x, None)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="unknown backend 'nope'"):
         gp.sum(x, backend="nope")
+
+
+SIGNATURES = {
+    **{
+        op: "(x, /, *, axis=None, dtype=None, keepdims=False, backend=None)"
+        for op in ("sum", "prod")
+    },
+    **{
+        op: "(x, /, *, axis=None, keepdims=False, backend=None)"
+        for op in ("mean", "max", "min", "all", "any")
+    },
+    **{
+        op: "(x, /, *, axis=None, correction=0.0, keepdims=False, backend=None)"
+        for op in ("var", "std")
+    },
+    **{
+        op: "(x, /, *, axis=None, dtype=None, include_initial=False, backend=None)"
+        for op in ("cumulative_sum", "cumulative_prod")
+    },
+    "sum_axis": "(a, axis, *, backend=None)",
+}
+
+
+@pytest.mark.parametrize("name", sorted(SIGNATURES))
+def test_array_api_signatures_and_explicit_backend(name: str) -> None:
+    fn = getattr(gp, name)
+    assert plain_signature(fn) == SIGNATURES[name]
+    assert fn.__doc__ and "\n" not in fn.__doc__.strip()
+    x = gp.asarray([[1.0, 2.0], [3.0, 4.0]])
+    args = (x, 1) if name == "sum_axis" else (x,)
+    kwargs = {} if name == "sum_axis" else {"axis": 1}
+    assert fn(*args, backend="cpu", **kwargs).to_numpy().tolist() == (
+        fn(*args, **kwargs).to_numpy().tolist()
+    )

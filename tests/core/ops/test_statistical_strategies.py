@@ -5,6 +5,7 @@ No tests live here; the test modules import `cases` and the tolerance helpers.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from typing import Any
 
@@ -159,3 +160,10 @@ def assert_close(
     assert ok.all(), (
         f"{dtype}: got {g[~ok]} want {want[~ok]} (tol {np.broadcast_to(tol, ok.shape)[~ok]})"
     )
+
+
+def plain_signature(fn: Any) -> str:
+    """fn's signature without annotations, e.g. "(x, /, *, axis=None, backend=None)"."""
+    sig = inspect.signature(fn)
+    params = [p.replace(annotation=inspect.Parameter.empty) for p in sig.parameters.values()]
+    return str(sig.replace(parameters=params, return_annotation=inspect.Signature.empty))
