@@ -7,9 +7,8 @@ import threading
 import time
 
 import numpy as np
-import pytest
-
 import pygpukit as gp
+import pytest
 
 
 @pytest.fixture
