@@ -165,6 +165,7 @@ impl PyKernelCache {
 
     /// Insert or replace an image. Returns the handles of evicted entries (so their modules
     /// can be unloaded). `ValueError` if the image alone exceeds the capacity.
+    #[allow(clippy::too_many_arguments)] // the Python signature: key parts are keywords
     #[pyo3(signature = (source_hash, image, *, options=String::new(), arch=String::new(), compiler_version=String::new(), handle=None))]
     fn put(
         &self,

@@ -188,6 +188,10 @@ impl PyMemoryPool {
     fn allocate(&self, py: Python<'_>, nbytes: &Bound<'_, PyAny>) -> PyResult<PyBlock> {
         let n = byte_count(nbytes, "nbytes")?;
         let pool = self.inner.clone();
+        // A cache hit on an uncontended lock cannot wait: keep the GIL and skip the handoff.
+        if let Some(block) = pool.allocate_nowait(n) {
+            return Ok(PyBlock { inner: Arc::new(block) });
+        }
         let block = py.detach(|| pool.allocate(n)).map_err(pool_err)?;
         Ok(PyBlock { inner: Arc::new(block) })
     }
@@ -383,6 +387,9 @@ impl PyBlock {
     /// Return the block to its pool now (idempotent). `BufferError` while a buffer is exported.
     fn free(&self, py: Python<'_>) -> PyResult<()> {
         let b = &self.inner;
+        if let Some(r) = b.free_nowait() {
+            return r.map_err(pool_err);
+        }
         py.detach(|| b.free()).map_err(pool_err)
     }
 

@@ -71,13 +71,22 @@ impl Block {
         self.release(false)
     }
 
+    /// `free` if it can be done without waiting for the pool lock; `None` otherwise.
+    pub fn free_nowait(&self) -> Option<Result<(), PoolError>> {
+        let released = self.pool.release_block_nowait(self)?;
+        Some(released.map(|r| self.credit(r)))
+    }
+
     fn release(&self, force: bool) -> Result<(), PoolError> {
-        if self.pool.release_block(self, force)? {
-            if let Some(c) = &self.charged_to {
-                c.release(self.capacity);
-            }
-        }
+        let released = self.pool.release_block(self, force)?;
+        self.credit(released);
         Ok(())
+    }
+
+    fn credit(&self, released: bool) {
+        if let (true, Some(c)) = (released, &self.charged_to) {
+            c.release(self.capacity);
+        }
     }
 }
 

@@ -149,19 +149,39 @@ impl MemoryPool {
         }
     }
 
+    /// Fast path that never waits: serve `nbytes` from the cache if the lock is free now and
+    /// a cached block fits. `None` means "use `allocate`" (which may wait). Skipped when a
+    /// task context is current, so charging keeps one lock order (context before pool).
+    pub fn allocate_nowait(self: &Arc<Self>, nbytes: u64) -> Option<Block> {
+        if nbytes == 0 || context::current().is_some() {
+            return None;
+        }
+        let capacity = rounded(nbytes).ok()?;
+        let mut st = self.state.try_lock()?;
+        let (ptr, home) = take_cached(&mut st, capacity)?;
+        st.counters.reuses += 1;
+        let id = self.insert_record(&mut st, nbytes, capacity, ptr, home);
+        drop(st);
+        Some(Block::new(self.clone(), id, nbytes, capacity, None))
+    }
+
+    fn insert_record(&self, st: &mut State, nbytes: u64, capacity: u64, ptr: u64, home: Home) -> u64 {
+        let id = st.next_id;
+        st.next_id += 1;
+        let tick = st.lru.touch(id, None);
+        st.blocks.insert(id, Record { nbytes, capacity, place: Place::Resident { ptr, home, tick }, pins: 0 });
+        st.counters.allocations += 1;
+        add_used(st, capacity);
+        id
+    }
+
     fn allocate_uncharged(&self, nbytes: u64, capacity: u64) -> Result<u64, PoolError> {
         let mut st = self.state.lock();
         if self.config.quota.is_some_and(|q| capacity > q) {
             return Err(self.oom(&st, nbytes, capacity)); // no ladder can help
         }
         let (ptr, home) = self.obtain(&mut st, nbytes, capacity)?;
-        let id = st.next_id;
-        st.next_id += 1;
-        let tick = st.lru.touch(id, None);
-        st.blocks.insert(id, Record { nbytes, capacity, place: Place::Resident { ptr, home, tick }, pins: 0 });
-        st.counters.allocations += 1;
-        add_used(&mut st, capacity);
-        Ok(id)
+        Ok(self.insert_record(&mut st, nbytes, capacity, ptr, home))
     }
 
     /// The device pointer of `block`, restoring it first if it was evicted. Marks it used.
@@ -362,6 +382,16 @@ impl MemoryPool {
 
     pub(super) fn release_block(&self, block: &Block, force: bool) -> Result<bool, PoolError> {
         let mut st = self.state.lock();
+        self.release_locked(&mut st, block, force)
+    }
+
+    /// `release_block` if the lock is free now; `None` means "it would wait".
+    pub(super) fn release_block_nowait(&self, block: &Block) -> Option<Result<bool, PoolError>> {
+        let mut st = self.state.try_lock()?;
+        Some(self.release_locked(&mut st, block, false))
+    }
+
+    fn release_locked(&self, st: &mut State, block: &Block, force: bool) -> Result<bool, PoolError> {
         if block.freed_flag().load(Ordering::Acquire) {
             return Ok(false);
         }
@@ -373,7 +403,7 @@ impl MemoryPool {
         match rec.place {
             Place::Resident { ptr, home, tick } => {
                 st.lru.remove(tick);
-                put_back(&mut st, ptr, home, rec.capacity);
+                put_back(st, ptr, home, rec.capacity);
                 st.used -= rec.capacity;
             }
             Place::Evicted { .. } => st.evicted_bytes -= rec.capacity,

@@ -417,3 +417,17 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn nowait_paths_only_serve_the_cache() {
+    let pool = host_pool(None, false);
+    assert!(pool.allocate_nowait(4096).is_none(), "empty cache: must take the slow path");
+    let a = pool.allocate(4096).unwrap();
+    assert_eq!(a.free_nowait(), Some(Ok(())));
+    let b = pool.allocate_nowait(4000).expect("cached block of the same class");
+    assert_eq!((pool.stats().reuses, pool.stats().used), (1, 4096));
+    let budget = Arc::new(Budget { limit: 1 << 20, charged: AtomicU64::new(0) });
+    drop(b);
+    let _g = context::enter(budget);
+    assert!(pool.allocate_nowait(4096).is_none(), "a task context takes the charging path");
+}
