@@ -164,6 +164,19 @@ def test_half_sums_accumulate_in_float32() -> None:
     assert abs(gp.sum(b).item() - 3000) <= 8  # one bfloat16 rounding of the exact 3000
 
 
+@pytest.mark.parametrize("name", ["float16", "bfloat16"])
+@pytest.mark.parametrize("op", ["sum", "mean"])
+def test_half_reductions_of_moderate_length_within_dtype_tolerance(name: str, op: str) -> None:
+    rng = np.random.default_rng(11)
+    host = rng.uniform(0.0, 2.0, (8, 1000)).astype(DTYPES[name].to_numpy_dtype())
+    got = getattr(gp, op)(gp.from_numpy(host)[:, ::-1], axis=1)
+    want = getattr(np, op)(to_float64(host), axis=1)
+    assert got.dtype.name == name
+    np.testing.assert_allclose(
+        to_float64(got.to_numpy()), want, rtol=1e-2 if name == "bfloat16" else 1e-3
+    )
+
+
 def test_empty_reductions_follow_the_standard() -> None:
     x = gp.zeros((0, 3))
     np.testing.assert_array_equal(gp.sum(x, axis=0).to_numpy(), np.zeros(3, np.float32))

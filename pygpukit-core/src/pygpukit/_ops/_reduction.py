@@ -39,7 +39,7 @@ def reduction_axes(x: GPUArray, axis: Axis) -> tuple[int, ...]:
 
 
 def single_axis(x: GPUArray, axis: Any) -> int | None:
-    """One axis, normalised (None stays None); a 0-d array's axis 0/-1 is no axis."""
+    """One axis, normalised (None stays None); a 0-d array's axis 0 is no axis at all."""
     if axis is None:
         return None
     if isinstance(axis, bool):
