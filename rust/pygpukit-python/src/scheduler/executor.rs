@@ -149,13 +149,13 @@ impl TaskScheduler {
     /// Kubernetes: no sizes -> best_effort, request == limit -> guaranteed, else burstable.
     /// Raises AdmissionError when refused, ValueError on bad arguments, KeyError for an
     /// unknown partition, RuntimeError after shutdown.
-    #[pyo3(signature = (fn_, args=None, kwargs=None, memory_request=None, memory_limit=None, bandwidth=None,
+    #[pyo3(signature = (r#fn, args=None, kwargs=None, memory_request=None, memory_limit=None, bandwidth=None,
                         policy=None, priority=0, deadline_s=None, partition=None, name=None))]
     #[allow(clippy::too_many_arguments)]
     fn submit(
         &self,
         py: Python<'_>,
-        fn_: Py<PyAny>,
+        r#fn: Py<PyAny>,
         args: Option<&Bound<'_, PyAny>>,
         kwargs: Option<Bound<'_, PyDict>>,
         memory_request: Option<&Bound<'_, PyAny>>,
@@ -167,7 +167,7 @@ impl TaskScheduler {
         partition: Option<String>,
         name: Option<String>,
     ) -> PyResult<u64> {
-        if !fn_.bind(py).is_callable() {
+        if !r#fn.bind(py).is_callable() {
             return Err(PyValueError::new_err("fn must be callable"));
         }
         let args: Py<PyTuple> = match args {
@@ -191,9 +191,9 @@ impl TaskScheduler {
             .with_deadline_ns(deadline_from_s(deadline_s)?);
         let name = match name {
             Some(n) => n,
-            None => fn_.bind(py).getattr("__name__").and_then(|n| n.extract()).unwrap_or_else(|_| "task".into()),
+            None => r#fn.bind(py).getattr("__name__").and_then(|n| n.extract()).unwrap_or_else(|_| "task".into()),
         };
-        let job = make_job(fn_, args, kwargs.map(Bound::unbind));
+        let job = make_job(r#fn, args, kwargs.map(Bound::unbind));
         let sub = Submission { name, spec, partition };
         self.inner.submit(sub, job).map(|(id, _)| id).map_err(to_py)
     }
@@ -254,11 +254,11 @@ impl TaskScheduler {
     /// Call `fn(task_id)` once the task finishes, on the thread that finishes it (immediately
     /// if it already has). Exceptions go to sys.unraisablehook. For asyncio, pass a function
     /// that uses `loop.call_soon_threadsafe`.
-    fn add_done_callback(&self, task_id: u64, fn_: Py<PyAny>) -> PyResult<()> {
+    fn add_done_callback(&self, task_id: u64, r#fn: Py<PyAny>) -> PyResult<()> {
         let cb = Box::new(move |id: u64| {
             let _ = Python::try_attach(|py| {
-                if let Err(e) = fn_.call1(py, (id,)) {
-                    e.write_unraisable(py, Some(fn_.bind(py)));
+                if let Err(e) = r#fn.call1(py, (id,)) {
+                    e.write_unraisable(py, Some(r#fn.bind(py)));
                 }
             });
         });
