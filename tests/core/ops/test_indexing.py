@@ -112,8 +112,8 @@ def test_take_along_axis_matches_numpy(xa: Any, data: Any) -> None:
     ishape[axis] = data.draw(st.integers(0, 3))
     idx = index_array(data.draw, a.shape[axis], tuple(ishape))
     if a.shape[axis] == 0:
-        idx = np.zeros(tuple(ishape[:axis % a.ndim]) + (0,) + tuple(ishape[axis % a.ndim + 1 :]),
-                       np.int64)  # fmt: skip
+        ishape[axis] = 0  # nothing can be taken from an empty axis
+        idx = np.zeros(tuple(ishape), np.int64)
     # NumPy broadcasts the other axes of x and indices against each other too
     want = np.take_along_axis(a, idx, axis=axis)
     same(gp.take_along_axis(x, gp.from_numpy(idx), axis=axis), want)
@@ -142,7 +142,8 @@ def int_keys(draw: Any, shape: tuple[int, ...]) -> tuple[tuple[Any, ...], tuple[
     kinds = [draw(st.sampled_from(["array", "slice", "int"])) for _ in range(used)]
     if "array" not in kinds:
         kinds[draw(st.integers(0, used - 1))] = "array"
-    for n, kind in zip(shape, kinds, strict=False):
+    ellipsis = draw(st.booleans()) and used < len(shape)  # then the key indexes the last axes
+    for n, kind in zip(shape[len(shape) - used :] if ellipsis else shape, kinds, strict=False):
         if kind == "array" or (kind == "int" and n == 0):
             idx = index_array(draw, n, draw(st.sampled_from([bshape, bshape[1:]])))
             if n == 0:
@@ -158,7 +159,7 @@ def int_keys(draw: Any, shape: tuple[int, ...]) -> tuple[tuple[Any, ...], tuple[
             i = draw(st.integers(-n, n - 1))
             gp_key.append(i)
             np_key.append(i)
-    if draw(st.booleans()) and used < len(shape):  # an Ellipsis in front of the rest
+    if ellipsis:
         gp_key.insert(0, Ellipsis)
         np_key.insert(0, Ellipsis)
     return tuple(gp_key), tuple(np_key)
@@ -239,6 +240,8 @@ def test_getitem_errors_name_the_problem() -> None:
         x["a", [0]]
     with pytest.raises(ValueError, match="cannot be broadcast"):
         x[[0, 1], [0, 1, 2]]
+    with pytest.raises(IndexError, match="index 0 is out of bounds for axis 1 with size 0"):
+        gp.zeros((2, 0))[[], 0]  # a Python int is checked even if the arrays are empty
 
 
 @pytest.mark.parametrize("dtype", [gp.float32, gp.int8, gp.bfloat16])

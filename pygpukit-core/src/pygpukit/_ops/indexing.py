@@ -214,13 +214,20 @@ def _int_parts(
     for i in axes:
         it = full[i]
         if not isinstance(it, GPUArray):
-            it = GPUArray.from_numpy(np.asarray(operator.index(it), np.int64), x.device)
+            it = _int_index(operator.index(it), x.shape[i], i, x.device)
         arrays.append(it)
     shape = _views.broadcast_shapes(*(a.shape for a in arrays))
     arrays = [a.broadcast_to(shape) for a in arrays]
     view = x[tuple(slice(None) if i in axes else it for i, it in enumerate(full))]
     adjacent = axes == tuple(range(axes[0], axes[0] + len(axes)))
     return view, arrays, axes, adjacent
+
+
+def _int_index(i: int, n: int, axis: int, device: Any) -> GPUArray:
+    """A Python int among index arrays: checked here, since broadcasting may hide it."""
+    if not -n <= i < n:
+        raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
+    return GPUArray.from_numpy(np.asarray(i, np.int64), device)
 
 
 def _front_layout(result: GPUArray, first_axis: int, nb: int, adjacent: bool) -> GPUArray:
