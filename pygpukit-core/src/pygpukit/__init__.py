@@ -46,6 +46,19 @@ __array_api_version__ = "2023.12"
 bool = bool_  # noqa: A001 - the Array API name of the boolean dtype
 
 
+def jit(source: str, /, func: str, **options: Any) -> Any:
+    """Compile a CUDA C kernel at run time; served by the CUDA plugin (pygpukit-cuda)."""
+    from ._plugins import registry
+
+    impl = registry().namespaces.get("jit")
+    if impl is None:
+        raise RuntimeError(
+            "pygpukit.jit needs the CUDA backend: pip install pygpukit-cuda "
+            "(and an NVIDIA GPU with its driver); `python -m pygpukit doctor` says what is missing"
+        )
+    return impl(source, func=func, **options)
+
+
 def __getattr__(name: str) -> Any:
     """Plugin namespaces (``gp.llm``, ``gp.audio``) answer here once registered."""
     from ._plugins import registry

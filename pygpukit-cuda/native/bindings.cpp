@@ -1,0 +1,197 @@
+// The pygpukit_cuda._native module: a thin pybind11 face over the driver and NVRTC wrappers.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "allocator_table.hpp"
+#include "context.hpp"
+#include "driver_api.hpp"
+#include "launch.hpp"
+#include "module.hpp"
+#include "nvrtc_api.hpp"
+#include "stream.hpp"
+
+namespace py = pybind11;
+using pgk::Context;
+
+namespace {
+
+// Bumped whenever the compiled-kernel calling convention changes (part of the cache key).
+constexpr int kAbiVersion = 1;
+
+pgk::Dim3 dim3_of(const std::vector<unsigned>& v, const char* what) {
+    if (v.empty() || v.size() > 3) throw py::value_error(std::string(what) + " needs 1 to 3 sizes");
+    pgk::Dim3 d;
+    d.x = v[0];
+    if (v.size() > 1) d.y = v[1];
+    if (v.size() > 2) d.z = v[2];
+    return d;
+}
+
+uintptr_t handle(const void* p) { return reinterpret_cast<uintptr_t>(p); }
+
+}  // namespace
+
+PYBIND11_MODULE(_native, m) {
+    m.doc() = "CUDA driver and NVRTC, opened at run time (no CUDA Toolkit needed to build)";
+    m.attr("ABI_VERSION") = kAbiVersion;
+    m.attr("ALLOCATOR_CAPSULE_NAME") = pgk::kAllocatorCapsuleName;
+
+    auto cuda_error = py::register_exception<pgk::CudaError>(m, "CudaError", PyExc_RuntimeError);
+    py::register_exception<pgk::NvrtcError>(m, "NvrtcError", PyExc_RuntimeError);
+    (void)cuda_error;
+
+    // -- driver ----------------------------------------------------------------------
+    m.def("load_driver", &pgk::load_driver, py::arg("path") = "libcuda.so.1",
+          "Open the CUDA driver and call cuInit (once); False if it is missing or fails.");
+    m.def("driver_loaded", &pgk::driver_loaded);
+    m.def("driver_status", &pgk::driver_status, "One line: the driver found, or why not.");
+    m.def("driver_version", &pgk::driver_version, "e.g. 13000 for CUDA 13.0.");
+    m.def("device_count", &pgk::device_count);
+    m.def("error_text", &pgk::error_text, "CUDA_ERROR_... name and description of a code.");
+
+    // -- NVRTC -----------------------------------------------------------------------
+    m.def("load_nvrtc", &pgk::load_nvrtc, py::arg("candidates"),
+          "Open the first NVRTC among the candidate files or folders; False if none opens.");
+    m.def("nvrtc_loaded", &pgk::nvrtc_loaded);
+    m.def("nvrtc_path", &pgk::nvrtc_path);
+    m.def("nvrtc_status", &pgk::nvrtc_status);
+    m.def("nvrtc_version", &pgk::nvrtc_version);
+    m.def("nvrtc_supported_archs", &pgk::nvrtc_supported_archs);
+    m.def(
+        "compile",
+        [](const std::string& source, const std::string& name,
+           const std::vector<std::string>& options, bool cubin) {
+            pgk::CompileResult r;
+            {
+                py::gil_scoped_release release;
+                r = pgk::compile(source, name, options, cubin);
+            }
+            return py::make_tuple(r.ok, py::bytes(r.image), r.log);
+        },
+        py::arg("source"), py::arg("name"), py::arg("options"), py::arg("cubin") = true,
+        "(ok, image, log): CUBIN (or PTX) bytes, or ok=False and NVRTC's log.");
+
+    // -- context ---------------------------------------------------------------------
+    py::class_<Context, std::shared_ptr<Context>>(m, "Context")
+        .def(py::init<int>(), py::arg("ordinal"))
+        .def_property_readonly("ordinal", &Context::ordinal)
+        .def("make_current", &Context::make_current)
+        .def("name", &Context::name)
+        .def("attribute", &Context::attribute)
+        .def("compute_capability",
+             [](const Context& c) {
+                 return py::make_tuple(
+                     c.attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
+                     c.attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR));
+             })
+        .def("total_memory", &Context::total_memory)
+        .def("memory_info", &Context::memory_info, "(free, total) bytes")
+        .def("alloc", &Context::alloc, py::arg("nbytes"))
+        .def("free", &Context::free, py::arg("ptr"))
+        .def(
+            "upload",
+            [](const Context& c, CUdeviceptr dst, uintptr_t host, size_t n) {
+                py::gil_scoped_release release;
+                c.upload(dst, reinterpret_cast<const void*>(host), n);
+            },
+            py::arg("dst"), py::arg("host_ptr"), py::arg("nbytes"))
+        .def(
+            "download",
+            [](const Context& c, uintptr_t host, CUdeviceptr src, size_t n) {
+                py::gil_scoped_release release;
+                c.download(reinterpret_cast<void*>(host), src, n);
+            },
+            py::arg("host_ptr"), py::arg("src"), py::arg("nbytes"))
+        .def("copy", &Context::copy, py::arg("dst"), py::arg("src"), py::arg("nbytes"))
+        .def("memset8", &Context::memset8, py::arg("dst"), py::arg("value"), py::arg("nbytes"))
+        .def("synchronize",
+             [](const Context& c) {
+                 py::gil_scoped_release release;
+                 c.synchronize();
+             })
+        .def("stream_priority_range", &Context::stream_priority_range,
+             "(least, greatest): lower numbers are higher priorities")
+        .def(
+            "launch",
+            [](const Context& c, uintptr_t func, const std::vector<unsigned>& grid,
+               const std::vector<unsigned>& block, unsigned shared, uintptr_t stream,
+               const py::bytes& args) {
+                char* data = nullptr;
+                Py_ssize_t size = 0;
+                PyBytes_AsStringAndSize(args.ptr(), &data, &size);
+                pgk::launch(c, reinterpret_cast<CUfunction>(func), dim3_of(grid, "grid"),
+                            dim3_of(block, "block"), shared, reinterpret_cast<CUstream>(stream),
+                            data, static_cast<size_t>(size));
+            },
+            py::arg("func"), py::arg("grid"), py::arg("block"), py::arg("shared"),
+            py::arg("stream"), py::arg("args"))
+        .def(
+            "allocator_capsule",
+            [](const std::shared_ptr<Context>& c) {
+                auto* table = pgk::make_allocator_table(c);
+                // The capsule owns the struct; the pool's `release` frees what ctx holds.
+                return py::capsule(table, pgk::kAllocatorCapsuleName, [](PyObject* cap) {
+                    delete static_cast<pgk::DeviceAllocatorV1*>(
+                        PyCapsule_GetPointer(cap, pgk::kAllocatorCapsuleName));
+                });
+            },
+            "A PyCapsule 'pygpukit.device_allocator_v1' for the Rust memory pool.");
+
+    m.attr("ATTR_MULTIPROCESSOR_COUNT") = CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT;
+    m.attr("ATTR_MAX_THREADS_PER_BLOCK") = CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK;
+    m.attr("ATTR_MAX_SHARED_MEMORY_PER_BLOCK") = CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK;
+    m.attr("ATTR_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN") =
+        CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN;
+    m.attr("ATTR_L2_CACHE_SIZE") = CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE;
+    m.attr("ATTR_WARP_SIZE") = CU_DEVICE_ATTRIBUTE_WARP_SIZE;
+    m.attr("ATTR_CLOCK_RATE") = CU_DEVICE_ATTRIBUTE_CLOCK_RATE;
+    m.attr("ATTR_PCI_BUS_ID") = CU_DEVICE_ATTRIBUTE_PCI_BUS_ID;
+
+    // -- streams and events ----------------------------------------------------------
+    py::class_<pgk::Stream, std::shared_ptr<pgk::Stream>>(m, "Stream")
+        .def(py::init<std::shared_ptr<Context>, int, bool>(), py::arg("context"),
+             py::arg("priority") = 0, py::arg("non_blocking") = true)
+        .def_property_readonly("handle", [](const pgk::Stream& s) { return handle(s.handle()); })
+        .def_property_readonly("priority", &pgk::Stream::priority)
+        .def("synchronize",
+             [](const pgk::Stream& s) {
+                 py::gil_scoped_release release;
+                 s.synchronize();
+             })
+        .def("query", &pgk::Stream::query);
+
+    py::class_<pgk::Event, std::shared_ptr<pgk::Event>>(m, "Event")
+        .def(py::init<std::shared_ptr<Context>, bool>(), py::arg("context"),
+             py::arg("timing") = true)
+        .def("record",
+             [](const pgk::Event& e, uintptr_t stream) {
+                 e.record(reinterpret_cast<CUstream>(stream));
+             },
+             py::arg("stream") = 0)
+        .def("synchronize",
+             [](const pgk::Event& e) {
+                 py::gil_scoped_release release;
+                 e.synchronize();
+             })
+        .def("query", &pgk::Event::query)
+        .def("elapsed_since", &pgk::Event::elapsed_since, py::arg("start"),
+             "milliseconds from `start` to this event")
+        .def("wait_on",
+             [](const pgk::Event& e, uintptr_t stream) {
+                 e.wait_on(reinterpret_cast<CUstream>(stream));
+             },
+             py::arg("stream"));
+
+    // -- modules ---------------------------------------------------------------------
+    py::class_<pgk::Module, std::shared_ptr<pgk::Module>>(m, "Module")
+        .def(py::init([](std::shared_ptr<Context> c, const py::bytes& image) {
+                 return std::make_shared<pgk::Module>(std::move(c), std::string(image));
+             }),
+             py::arg("context"), py::arg("image"))
+        .def(
+            "function",
+            [](const pgk::Module& mod, const std::string& name) {
+                return handle(mod.function(name));
+            },
+            py::arg("name"), "The kernel's CUfunction handle, for Context.launch.");
+}

@@ -1,0 +1,92 @@
+// Opening libcuda.so.1 with dlopen, resolving our entry points, and turning results into errors.
+#include "driver_api.hpp"
+
+#include <dlfcn.h>
+
+#include <mutex>
+
+namespace pgk {
+namespace {
+
+DriverApi g_api;
+bool g_loaded = false;
+bool g_tried = false;
+std::string g_status = "CUDA driver not loaded yet";
+std::mutex g_mutex;
+
+template <typename F>
+bool resolve(void* lib, const char* symbol, F& out, std::string& missing) {
+    out = reinterpret_cast<F>(dlsym(lib, symbol));
+    if (out == nullptr) {
+        missing = symbol;
+        return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+bool load_driver(const std::string& path) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (g_tried) return g_loaded;
+    g_tried = true;
+    void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (lib == nullptr) {
+        const char* why = dlerror();
+        g_status = "CUDA driver not found (" + path + ": " + (why ? why : "unknown error") + ")";
+        return false;
+    }
+    DriverApi api;
+    std::string missing;
+    bool ok = true;
+#define PGK_RESOLVE(name, symbol, ret, params) ok = ok && resolve(lib, symbol, api.name, missing);
+    PGK_DRIVER_FUNCTIONS(PGK_RESOLVE)
+#undef PGK_RESOLVE
+    if (ok && !resolve(lib, "cuEventElapsedTime_v2", api.cuEventElapsedTime, missing)) {
+        ok = resolve(lib, "cuEventElapsedTime", api.cuEventElapsedTime, missing);
+    }
+    if (!ok) {
+        g_status = "CUDA driver at " + path + " is too old: it has no " + missing +
+                   " (update the NVIDIA driver)";
+        return false;
+    }
+    CUresult rc = api.cuInit(0);
+    if (rc != CUDA_SUCCESS) {
+        g_api = api;  // error names are still readable
+        g_status = "CUDA driver found but cuInit failed: " + error_text(rc);
+        g_api = DriverApi();
+        return false;
+    }
+    int version = 0;
+    api.cuDriverGetVersion(&version);
+    g_api = api;
+    g_loaded = true;
+    g_status = "CUDA driver " + std::to_string(version / 1000) + "." +
+               std::to_string((version % 1000) / 10) + " (" + path + ")";
+    return true;
+}
+
+bool driver_loaded() { return g_loaded; }
+
+const std::string& driver_status() { return g_status; }
+
+const DriverApi& driver() {
+    if (!g_loaded) throw CudaError(g_status, -1);
+    return g_api;
+}
+
+std::string error_text(CUresult code) {
+    const char* name = nullptr;
+    const char* text = nullptr;
+    if (g_api.cuGetErrorName != nullptr) g_api.cuGetErrorName(code, &name);
+    if (g_api.cuGetErrorString != nullptr) g_api.cuGetErrorString(code, &text);
+    std::string out = name ? name : "CUDA error " + std::to_string(code);
+    if (text) out += std::string(" (") + text + ")";
+    return out;
+}
+
+void check(CUresult code, const char* call) {
+    if (code != CUDA_SUCCESS) throw CudaError(std::string(call) + " failed: " + error_text(code), code);
+}
+
+}  // namespace pgk

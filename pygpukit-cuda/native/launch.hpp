@@ -1,0 +1,19 @@
+// cuLaunchKernel with the arguments packed into one buffer (C struct layout).
+#pragma once
+
+#include <cstddef>
+
+#include "context.hpp"
+
+namespace pgk {
+
+struct Dim3 {
+    unsigned x = 1, y = 1, z = 1;
+};
+
+// Launch `func` on `stream` (0 = the default stream). `args` holds every kernel parameter
+// at its C offset, as Python's struct module lays them out in native mode.
+void launch(const Context& ctx, CUfunction func, Dim3 grid, Dim3 block, unsigned shared_bytes,
+            CUstream stream, const void* args, size_t args_size);
+
+}  // namespace pgk

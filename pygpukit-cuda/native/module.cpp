@@ -1,0 +1,30 @@
+// cuModuleLoadData / cuModuleGetFunction, with the kernel's name in the error.
+#include "module.hpp"
+
+#include "driver_api.hpp"
+
+namespace pgk {
+
+Module::Module(std::shared_ptr<Context> ctx, const std::string& image) : ctx_(std::move(ctx)) {
+    ctx_->make_current();
+    // PTX must be NUL-terminated; CUBIN is self-describing. std::string guarantees the NUL.
+    check(driver().cuModuleLoadData(&module_, image.c_str()), "cuModuleLoadData");
+}
+
+Module::~Module() {
+    if (module_ != nullptr && driver_loaded()) driver().cuModuleUnload(module_);
+}
+
+CUfunction Module::function(const std::string& name) const {
+    ctx_->make_current();
+    CUfunction f = nullptr;
+    CUresult rc = driver().cuModuleGetFunction(&f, module_, name.c_str());
+    if (rc != CUDA_SUCCESS) {
+        throw CudaError("cuModuleGetFunction(\"" + name + "\") failed: " + error_text(rc) +
+                            " (is the kernel declared extern \"C\"?)",
+                        rc);
+    }
+    return f;
+}
+
+}  // namespace pgk

@@ -1,0 +1,133 @@
+"""Device memory for CUDA arrays: a small caching allocator over cuMemAlloc/cuMemFree.
+
+`make_device_allocator(context)` is the one place the backend gets its allocator from: when
+the Rust runtime's pool takes the native allocator table (``Context.allocator_capsule()``,
+ABI ``pygpukit.device_allocator_v1``), only that function changes.
+
+Freed blocks are kept by rounded size and handed out again; on out-of-memory the cache is
+released and the allocation retried once. All kernels run on the default stream, in order,
+so a block freed by one op can be reused by the next without waiting.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+from typing import Any
+
+_ROUND = 512  # bytes; cuMemAlloc aligns to at least 256
+
+
+class CudaBuffer:
+    """A block of device memory; returned to its allocator when garbage collected."""
+
+    __slots__ = ("ptr", "nbytes", "size", "allocator", "__weakref__")
+
+    def __init__(self, ptr: int, nbytes: int, size: int, allocator: CachingAllocator | None):
+        self.ptr = ptr
+        self.nbytes = nbytes
+        #: the rounded size actually reserved
+        self.size = size
+        self.allocator = allocator
+
+    @property
+    def context(self) -> Any:
+        return self.allocator.context if self.allocator is not None else None
+
+    def __del__(self) -> None:
+        alloc = self.allocator
+        if alloc is not None and self.ptr:
+            try:
+                alloc.release(self.ptr, self.size, self.nbytes)
+            except Exception:  # interpreter shutdown: the driver may already be gone
+                pass
+
+    def __repr__(self) -> str:
+        return f"<CudaBuffer 0x{self.ptr:x} {self.nbytes} bytes>"
+
+
+class CachingAllocator:
+    """cuMemAlloc'd blocks, kept after free in per-size lists for reuse."""
+
+    def __init__(self, context: Any, device: str) -> None:
+        self.context = context
+        self.device = device
+        self._free: dict[int, list[int]] = defaultdict(list)
+        self._lock = threading.Lock()
+        self._stats = {
+            "used": 0, "cached": 0, "reserved": 0, "peak": 0, "allocations": 0,
+            "frees": 0, "cache_hits": 0, "live_blocks": 0, "oom_retries": 0,
+        }  # fmt: skip
+
+    def allocate(self, nbytes: int) -> CudaBuffer:
+        if nbytes < 0:
+            raise ValueError(f"cannot allocate a negative size ({nbytes} bytes)")
+        if nbytes == 0:
+            return CudaBuffer(0, 0, 0, None)
+        size = -(-nbytes // _ROUND) * _ROUND
+        s = self._stats
+        with self._lock:
+            blocks = self._free.get(size)
+            ptr = blocks.pop() if blocks else 0
+            if ptr:
+                s["cached"] -= size
+                s["cache_hits"] += 1
+        if not ptr:
+            ptr = self._fresh(size)
+        with self._lock:
+            s["used"] += size
+            s["peak"] = max(s["peak"], s["used"])
+            s["allocations"] += 1
+            s["live_blocks"] += 1
+        return CudaBuffer(ptr, nbytes, size, self)
+
+    def _fresh(self, size: int) -> int:
+        try:
+            return int(self.context.alloc(size))
+        except RuntimeError as exc:
+            if "OUT_OF_MEMORY" not in str(exc):
+                raise
+        with self._lock:
+            self._stats["oom_retries"] += 1
+        self.empty_cache()
+        try:
+            return int(self.context.alloc(size))
+        except RuntimeError as exc:
+            if "OUT_OF_MEMORY" not in str(exc):
+                raise
+            free, total = self.context.memory_info()
+            raise MemoryError(
+                f"{self.device}: out of memory allocating {size} bytes "
+                f"({self._stats['used']} bytes in use by PyGPUkit, {free} of {total} free "
+                "on the device)"
+            ) from None
+
+    def release(self, ptr: int, size: int, nbytes: int) -> None:
+        with self._lock:
+            self._free[size].append(ptr)
+            s = self._stats
+            s["used"] -= size
+            s["cached"] += size
+            s["frees"] += 1
+            s["live_blocks"] -= 1
+
+    def empty_cache(self) -> int:
+        """Give every cached block back to the driver; the bytes released."""
+        with self._lock:
+            blocks = [(size, p) for size, ptrs in self._free.items() for p in ptrs]
+            self._free.clear()
+            self._stats["cached"] = 0
+        for _, p in blocks:
+            self.context.free(p)
+        return sum(size for size, _ in blocks)
+
+    def stats(self) -> dict[str, Any]:
+        with self._lock:
+            out = dict(self._stats)
+        out["reserved"] = out["used"] + out["cached"]
+        return out
+
+
+def make_device_allocator(context: Any, device: str) -> CachingAllocator:
+    """The allocator CUDA arrays of one device get their memory from (the swap point)."""
+    return CachingAllocator(context, device)

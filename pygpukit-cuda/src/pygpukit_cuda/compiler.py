@@ -1,0 +1,118 @@
+"""Compiling CUDA C with NVRTC: CUBIN for the device's exact arch, PTX only as a fallback.
+
+`compile_source` is the one entry point. Results are cached on disk (see `cache`) by source,
+options, target, NVRTC version and our ABI version; compile errors raise `CompileError`
+with NVRTC's log and the offending source lines.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass
+
+from . import cache
+from ._loader import nvrtc
+
+#: Options every compile gets (kernels here are written for these).
+BASE_OPTIONS = ("-std=c++17", "-default-device")
+
+
+class CompileError(RuntimeError):
+    """NVRTC rejected the source; `log` is NVRTC's log."""
+
+    def __init__(self, message: str, log: str) -> None:
+        super().__init__(message)
+        self.log = log
+
+
+@dataclass(frozen=True)
+class Target:
+    """What to compile for: CUBIN for `arch` (e.g. 90), or PTX for a virtual arch."""
+
+    arch: int
+    cubin: bool
+
+    @property
+    def option(self) -> str:
+        return f"-arch={'sm' if self.cubin else 'compute'}_{self.arch}"
+
+
+@dataclass(frozen=True)
+class Image:
+    data: bytes
+    target: Target
+    from_cache: bool
+
+
+_stats = {"compiled": 0, "disk_hits": 0}
+_stats_lock = threading.Lock()
+
+
+def stats() -> dict[str, int]:
+    """How many compiles ran and how many were served from the disk cache (this process)."""
+    with _stats_lock:
+        return dict(_stats)
+
+
+def choose_target(arch: int, driver_version: int) -> Target:
+    """CUBIN for `arch` when NVRTC knows it; else PTX for the newest arch below it, but only
+    from an NVRTC no newer than the driver (a driver rejects PTX newer than itself)."""
+    mod = nvrtc()
+    supported = sorted(int(a) for a in mod.nvrtc_supported_archs())
+    if arch in supported:
+        return Target(arch, cubin=True)
+    major, minor = mod.nvrtc_version()
+    older = [a for a in supported if a <= arch]
+    if older and major * 1000 + minor * 10 <= driver_version:
+        return Target(older[-1], cubin=False)
+    raise CompileError(
+        f"NVRTC {major}.{minor} cannot build for sm_{arch} (it supports "
+        f"{', '.join(f'sm_{a}' for a in supported)}), and its PTX would be "
+        f"{'too new for the driver' if older else 'for an older GPU only'}; "
+        "install an nvidia-cuda-nvrtc wheel matching your driver",
+        "",
+    )
+
+
+def compile_source(
+    source: str, name: str, target: Target, options: tuple[str, ...] = (), use_cache: bool = True
+) -> Image:
+    """The CUBIN (or PTX) of `source`, from the disk cache when possible."""
+    mod = nvrtc()
+    opts = (*BASE_OPTIONS, target.option, *options)
+    version = ".".join(str(v) for v in mod.nvrtc_version())
+    key = cache.make_key(
+        source, "\0".join(opts), target.option, "cubin" if target.cubin else "ptx",
+        version, mod.ABI_VERSION,
+    )  # fmt: skip
+    if use_cache:
+        hit = cache.load(key)
+        if hit is not None:
+            with _stats_lock:
+                _stats["disk_hits"] += 1
+            return Image(hit, target, from_cache=True)
+    ok, image, log = mod.compile(source, f"{name}.cu", list(opts), target.cubin)
+    if not ok:
+        raise CompileError(describe_failure(source, name, target, log), log)
+    with _stats_lock:
+        _stats["compiled"] += 1
+    if use_cache:
+        cache.store(key, image)
+    return Image(image, target, from_cache=False)
+
+
+_LINE = re.compile(r"^[^\s(]*\((\d+)\): (error|catastrophic error)", re.MULTILINE)
+
+
+def describe_failure(source: str, name: str, target: Target, log: str) -> str:
+    """NVRTC's log followed by each source line an error points at."""
+    lines = source.splitlines()
+    quoted = []
+    for number in dict.fromkeys(int(m.group(1)) for m in _LINE.finditer(log)):
+        if 1 <= number <= len(lines):
+            quoted.append(f"  line {number}: {lines[number - 1].strip()}")
+    text = f"NVRTC could not compile {name!r} for {target.option[6:]}:\n{log.strip()}"
+    if quoted:
+        text += "\noffending source line(s):\n" + "\n".join(quoted)
+    return text

@@ -1,0 +1,1 @@
+"""CUDA C source generators for the built-in kernels (copy, fill, elementwise, where)."""

@@ -1,0 +1,180 @@
+"""The `cuda` kernel provider: copy, fill, the elementwise ops and where, on GPU arrays.
+
+Each kernel function here follows the core's calling convention for its op (see
+``pygpukit._ops.elementwise`` and ``copying``), turns its operands into a layout (shape and
+byte strides, contiguous dimensions merged) and launches the generated instance for the
+op and compute dtype.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from pygpukit import GPUArray, KernelProvider
+from pygpukit import _dtypes as dt
+from pygpukit._ops.elementwise import BINARY, UNARY
+
+from . import launcher
+from .device import context
+from .kernels import source
+from .kernels.ctypes_table import ctype
+from .kernels.preamble import MAX_DIMS, MAX_OPERANDS
+
+BLOCK = 256
+_sm_counts: dict[int, int] = {}
+
+
+def layout(shape: tuple[int, ...], strides: list[tuple[int, ...]]) -> tuple[int, list[int]]:
+    """(n, the PgkLayout values): size-1 dimensions dropped and contiguous runs merged, so
+    a contiguous array is one dimension however many it has."""
+    n = math.prod(shape)
+    dims = [(s, [st[d] for st in strides]) for d, s in enumerate(shape) if s != 1]
+    merged: list[tuple[int, list[int]]] = []
+    for size, st in dims:
+        if merged:
+            psize, pst = merged[-1]
+            if all(p == c * size for p, c in zip(pst, st)):
+                merged[-1] = (psize * size, st)
+                continue
+        merged.append((size, st))
+    if not merged:
+        merged = [(1, [0] * len(strides))]
+    if len(merged) > MAX_DIMS:
+        raise NotImplementedError(
+            f"cuda kernels take at most {MAX_DIMS} non-mergeable dimensions, got {len(merged)}; "
+            "make the array contiguous first"
+        )
+    shape_v = [s for s, _ in merged] + [1] * (MAX_DIMS - len(merged))
+    values = [n, len(merged), *shape_v]
+    for k in range(MAX_OPERANDS):
+        row = [st[k] for _, st in merged] if k < len(strides) else []
+        values += row + [0] * (MAX_DIMS - len(row))
+    return n, values
+
+
+def scalar_for(dtype: dt.DataType, value: Any) -> Any:
+    """A Python scalar as the kernel argument of `dtype`'s math type."""
+    fmt = ctype(dtype).scalar_fmt
+    if fmt == "?":
+        return bool(value)
+    if fmt in "fd":
+        return float(value)
+    v = int(value)
+    bits = dtype.itemsize * 8
+    v &= (1 << bits) - 1  # wrap into range, as a C cast would
+    if fmt.islower() and v >= 1 << (bits - 1):
+        v -= 1 << bits
+    return v
+
+
+def _grid(device_index: int, n: int) -> int:
+    sms = _sm_counts.get(device_index)
+    if sms is None:
+        from ._loader import driver
+
+        sms = _sm_counts[device_index] = context(device_index).attribute(
+            driver().ATTR_MULTIPROCESSOR_COUNT
+        )
+    return max(1, min(-(-n // BLOCK), sms * 32))
+
+
+def run(spec: source.KernelSpec, out: GPUArray, inputs: list[Any]) -> None:
+    """Launch `spec` writing `out`, each input a GPUArray (broadcast to out) or a scalar."""
+    arrays = [out] + [x for x in inputs if isinstance(x, GPUArray)]
+    n, lay = layout(out.shape, [x.strides for x in arrays])
+    if n == 0:
+        return
+    ptrs = [out.buffer.ptr + out.offset]
+    codes, scalars = [], []
+    for x, as_dtype in zip(inputs, spec.inputs):
+        if isinstance(x, GPUArray):
+            ptrs.append(x.buffer.ptr + x.offset)
+            codes.append(ctype(x.dtype).code)
+            scalars.append(scalar_for(as_dtype, 0))
+        else:
+            ptrs.append(0)
+            codes.append(0)
+            scalars.append(scalar_for(as_dtype, x))
+    # Scalars have no strides: their layout rows stay zero, so shift array rows into place.
+    if len(arrays) != len(inputs) + 1:
+        lay = _spread(lay, [True] + [isinstance(x, GPUArray) for x in inputs])
+    index = out.device.index
+    fn = launcher.function(index, spec.name, spec.source, spec.arg_format)
+    fn.launch((_grid(index, n),), (BLOCK,), (*ptrs, *lay, *codes, *scalars))
+
+
+def _spread(lay: list[int], present: list[bool]) -> list[int]:
+    head, rows = lay[: 2 + MAX_DIMS], lay[2 + MAX_DIMS :]
+    packed = [rows[k * MAX_DIMS : (k + 1) * MAX_DIMS] for k in range(MAX_OPERANDS)]
+    out_rows, it = [], iter(packed)
+    for is_array in present:
+        out_rows.append(next(it) if is_array else [0] * MAX_DIMS)
+    out_rows += [[0] * MAX_DIMS] * (MAX_OPERANDS - len(out_rows))
+    return head + [v for row in out_rows for v in row]
+
+
+# -- the kernels the provider registers ------------------------------------------------
+def copy(src: GPUArray, out: GPUArray) -> None:
+    if (
+        src.dtype is out.dtype
+        and src.is_contiguous
+        and out.is_contiguous
+        and src.shape == out.shape
+        and out.nbytes
+    ):
+        context(out.device.index).copy(out.buffer.ptr + out.offset,
+                                       src.buffer.ptr + src.offset, out.nbytes)  # fmt: skip
+        return
+    run(source.copy_kernel(out.dtype), out, [src])
+
+
+def fill(out: GPUArray, value: bool | int | float) -> None:
+    run(source.copy_kernel(out.dtype), out, [value])
+
+
+def _unary(op: str) -> Callable[..., None]:
+    rule = UNARY[op][0]
+    cases = set(source.unary_cases(op))
+
+    def kernel(x: GPUArray, out: GPUArray, approximate: str = "none") -> None:
+        compute = x.dtype if rule in ("to_bool", "logical", "bitwise") else out.dtype
+        if (compute, out.dtype) not in cases:
+            raise TypeError(f"the cuda backend has no {op} kernel for {x.dtype.name}")
+        run(source.unary_kernel(op, compute, out.dtype, approximate), out, [x])
+
+    kernel.__name__ = f"cuda_{op}"
+    return kernel
+
+
+def _binary(op: str) -> Callable[..., None]:
+    cases = set(source.binary_cases(op))
+
+    def kernel(x1: Any, x2: Any, out: GPUArray, compute: dt.DataType) -> None:
+        if (compute, out.dtype) not in cases:
+            raise TypeError(f"the cuda backend has no {op} kernel for {compute.name}")
+        run(source.binary_kernel(op, compute, out.dtype), out, [x1, x2])
+
+    kernel.__name__ = f"cuda_{op}"
+    return kernel
+
+
+def where(cond: GPUArray, x1: Any, x2: Any, out: GPUArray) -> None:
+    run(source.where_kernel(out.dtype), out, [cond, x1, x2])
+
+
+def make_provider() -> KernelProvider:
+    provider = KernelProvider(
+        "cuda", device_type="cuda", priority=10,
+        description="NVRTC-compiled CUDA C kernels (strided, broadcasting, half types in float32)",
+    )  # fmt: skip
+    provider.add("copy", copy)
+    provider.add("fill", fill)
+    elementwise_dtypes = [d for d in dt.ALL_DTYPES if not d.is_float8]
+    for op in UNARY:
+        provider.add(op, _unary(op), elementwise_dtypes)
+    for op in BINARY:
+        provider.add(op, _binary(op), elementwise_dtypes)
+    provider.add("where", where)
+    return provider
