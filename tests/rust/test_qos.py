@@ -74,12 +74,14 @@ def test_burstable_reserves_request_and_guaranteed_never_overcommitted():
 
 def test_decision_latency_is_microseconds():
     ev = rust.QosPolicyEvaluator(total_memory="64GiB")
-    worst = 0
+    times = []
     for i in range(2000):
         r = ev.evaluate(rust.QosTaskMeta.guaranteed(f"t{i}", "t", 1024, bandwidth=0.0001))
-        worst = max(worst, r.decision_ns)
+        times.append(r.decision_ns)
         assert r.admitted
-    assert worst < 1_000_000  # well under a millisecond even on a busy CI box
+    times.sort()
+    # The median, not the worst case: a loaded CI box may preempt any single call.
+    assert 0 < times[len(times) // 2] < 50_000
 
 
 @pytest.mark.parametrize(
