@@ -5,6 +5,7 @@ Each case runs a fresh interpreter, because these sources are read once per proc
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -79,7 +80,8 @@ def test_unknown_name_in_environment_fails_at_first_dispatch(tmp_path: Path) -> 
     done = testsite.run(["-c", code], tmp_path, PYGPUKIT_BACKEND="toyblaz,cpu")
     assert done.returncode == 1
     assert done.stdout.strip() == "imported"
-    assert (
-        "ValueError: environment PYGPUKIT_BACKEND names unknown backend 'toyblaz'; "
-        "known backends: cpu, toyblas"
-    ) in done.stderr
+    assert re.search(
+        r"ValueError: environment PYGPUKIT_BACKEND names unknown backend 'toyblaz'; "
+        r"known backends: cpu, (.+, )?toyblas",
+        done.stderr,
+    )

@@ -154,7 +154,7 @@ def test_broken_plugin_in_subprocess_warns_and_the_rest_loads(tmp_path: Path) ->
     assert got["plugins"]["broken"][0] == "failed"
     assert got["plugins"]["broken_hook"][0] == "failed"
     assert got["plugins"]["toyblas"][0] == "loaded"
-    assert got["providers"] == ["cpu", "toyblas"]
+    assert {"cpu", "toyblas"} <= set(got["providers"])  # other installed plugins may add more
     assert got["add"] == [2.0, 4.0]
 
 
@@ -163,10 +163,10 @@ def test_disable_list_keeps_a_plugin_out(tmp_path: Path) -> None:
         STATUS_CODE, tmp_path, packages=(testsite.TOYBLAS, testsite.BROKEN),
         PYGPUKIT_DISABLE_PLUGINS="broken,broken_hook,toyblas",
     )  # fmt: skip
-    assert {k: v[0] for k, v in got["plugins"].items()} == {
-        "broken": "disabled", "broken_hook": "disabled", "toyblas": "disabled", "cpu": "loaded"
-    }  # fmt: skip
-    assert got["providers"] == ["cpu"]
+    status = {k: v[0] for k, v in got["plugins"].items()}
+    assert [status[k] for k in ("broken", "broken_hook", "toyblas")] == ["disabled"] * 3
+    assert status["cpu"] == "loaded"
+    assert "cpu" in got["providers"] and "toyblas" not in got["providers"]
 
 
 def test_allow_list_loads_only_named_plugins(tmp_path: Path) -> None:

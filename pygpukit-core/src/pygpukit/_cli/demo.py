@@ -141,6 +141,20 @@ def run_custom(device: Device) -> Result:
     return result
 
 
+def gpu_hint() -> str:
+    """How to get a GPU device, given what is installed."""
+    from .._plugins import registry
+
+    cuda = registry().devices.get("cuda")
+    if cuda is None:
+        return "For an NVIDIA GPU: pip install pygpukit-cuda, then python -m pygpukit doctor."
+    try:
+        why = cuda.status()
+    except Exception as exc:  # the probe failing is itself the answer
+        why = f"{type(exc).__name__}: {exc}"
+    return f"pygpukit-cuda is installed but found no GPU ({why}); see python -m pygpukit doctor."
+
+
 def _ms(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
@@ -153,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"PyGPUkit demo on {device} ({name})")
     if device.type == "cpu":
         print("No GPU device found: running on the CPU backend (NumPy kernels).")
-        print("For an NVIDIA GPU: pip install pygpukit-cuda, then python -m pygpukit doctor.")
+        print(gpu_hint())
     jobs = workloads(args.size)
     total = len(jobs) + 1
     results = []
