@@ -199,6 +199,29 @@ def test_getitem_with_a_mask_matches_numpy(xa: Any, data: Any) -> None:
         same(x[(gp.from_numpy(mask), *rest)], a[(mask, *rest)])
 
 
+@FAST
+@given(arrays(max_dims=4), st.data())
+def test_mask_after_slices_or_ellipsis_matches_numpy(xa: Any, data: Any) -> None:
+    x, a = xa
+    k = data.draw(st.integers(0, a.ndim))
+    pos = data.draw(st.integers(0, a.ndim - k))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**31)))
+    mask = np.asarray(rng.random(a.shape[pos : pos + k]) < 0.5)
+    if data.draw(st.booleans()) and pos + k == a.ndim:
+        key: tuple[Any, ...] = (Ellipsis, mask)
+    else:
+        steps = [data.draw(st.sampled_from([1, -1, 2])) for _ in range(pos)]
+        key = (*(slice(None, None, s) for s in steps), mask)
+    gp_key = tuple(gp.from_numpy(it) if isinstance(it, np.ndarray) else it for it in key)
+    want = a[key]
+    same(x[gp_key], want)
+    b = a.copy()
+    value = host_data(x.dtype, want.shape[pos:] if data.draw(st.booleans()) else want.shape, 5)
+    b[key] = value
+    x[gp_key] = gp.from_numpy(value)
+    same(x, b)
+
+
 def test_getitem_host_indices_and_python_bools() -> None:
     a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
     x = gp.from_numpy(a)
@@ -232,8 +255,10 @@ def test_getitem_errors_name_the_problem() -> None:
         x[None, [0]]
     with pytest.raises(IndexError, match="integer or boolean type, got float32"):
         x[gp.asarray([0.0])]
-    with pytest.raises(IndexError, match="boolean index is only supported as the first"):
-        x[:, gp.asarray([True, False, True, False])]
+    with pytest.raises(IndexError, match="boolean index is only supported after slices"):
+        x[0, gp.asarray([True, False, True, False])]
+    with pytest.raises(IndexError, match=r"boolean index of shape \(3,\) does not match"):
+        x[..., gp.asarray([True, False, True])]
     with pytest.raises(IndexError, match="too many indices"):
         x[[0], [0], [0]]
     with pytest.raises(IndexError, match="valid indices, got str"):

@@ -2,9 +2,10 @@
 
 Advanced indices supported (NumPy semantics):
 
-- a boolean array as the first index, covering the leading dimensions (its shape equals
-  ``x.shape[:mask.ndim]``), optionally followed by basic indices: ``x[mask]``,
-  ``x[mask, 1:3]``; and a Python ``True``/``False`` alone;
+- one boolean array after slices and ``...`` only, covering the dimensions it starts at
+  (``x[mask]``, ``x[:, mask]``, ``x[..., mask]``), optionally followed by basic indices
+  (``x[mask, 1:3]``); the selected elements form one dimension where the mask stood;
+  and a Python ``True``/``False`` alone;
 - integer arrays (and Python ints) mixed with slices and ``...``: the index arrays
   broadcast together; their dimensions replace the indexed axes when those are adjacent,
   and go first otherwise.
@@ -162,25 +163,47 @@ def _is_int(item: Any) -> bool:
     return True
 
 
-def _mask_parts(x: GPUArray, items: tuple[Any, ...]) -> tuple[GPUArray, GPUArray] | None:
-    """(view, mask) when the key is a leading boolean mask plus basic indices, else None."""
-    if not items or not _is_mask(items[0]):
+def _mask_parts(x: GPUArray, items: tuple[Any, ...]) -> tuple[GPUArray, GPUArray, int] | None:
+    """For a key with one boolean mask after slices and '...' only: (view, mask, position).
+
+    The view has the mask's dimensions moved first; position is where the selected
+    elements' dimension goes in the result. None when the key has no such mask.
+    """
+    at = next((i for i, it in enumerate(items) if _is_mask(it)), None)
+    if at is None or not all(isinstance(it, slice) or it is Ellipsis for it in items[:at]):
         return None
-    mask = items[0]
-    rest = items[1:]
+    mask, prefix, rest = items[at], items[:at], items[at + 1 :]
     if not is_basic_index(rest):
         raise IndexError(
             "a boolean array index can only be followed by integers, slices, '...' and "
             f"None; got {tuple(type(it).__name__ for it in rest)}"
         )
-    if mask.ndim > x.ndim or x.shape[: mask.ndim] != mask.shape:
+    if sum(1 for it in (*prefix, *rest) if it is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    n_slices = sum(1 for it in prefix if isinstance(it, slice))
+    used_after = sum(1 for it in rest if it is not None and it is not Ellipsis)
+    pos = x.ndim - mask.ndim - used_after if Ellipsis in prefix else n_slices
+    if pos < n_slices or pos + mask.ndim > x.ndim or x.shape[pos : pos + mask.ndim] != mask.shape:
         raise IndexError(
-            f"boolean index of shape {mask.shape} does not match the leading dimensions "
-            f"of the array of shape {x.shape}"
+            f"boolean index of shape {mask.shape} does not match the dimensions it covers "
+            f"in the array of shape {x.shape}"
         )
-    key = (*(slice(None),) * mask.ndim, *rest)
-    v = x[key] if rest else x
-    return v, mask
+    lead: list[Any] = []
+    for it in prefix:
+        lead.extend([slice(None)] * (pos - n_slices) if it is Ellipsis else [it])
+    key = (*lead, *(slice(None),) * mask.ndim, *rest)
+    v = x[key] if key else x
+    dims = list(range(v.ndim))
+    order = dims[pos : pos + mask.ndim] + dims[:pos] + dims[pos + mask.ndim :]
+    return v.transpose(tuple(order)), mask, pos
+
+
+def _move_first_to(x: GPUArray, pos: int) -> GPUArray:
+    """A view with axis 0 moved to `pos` (where NumPy puts a mask's selected elements)."""
+    if pos == 0:
+        return x
+    dims = list(range(1, x.ndim))
+    return x.transpose((*dims[:pos], 0, *dims[pos:]))
 
 
 def _int_parts(
@@ -191,8 +214,8 @@ def _int_parts(
         raise IndexError("None (newaxis) mixed with index arrays is not supported")
     if any(_is_mask(it) for it in items) or any(isinstance(it, bool) for it in items):
         raise IndexError(
-            "a boolean index is only supported as the first index (covering the leading "
-            "dimensions), not mixed with integer index arrays"
+            "a boolean index is only supported after slices and '...' (covering the "
+            "dimensions it starts at), not mixed with integers or integer index arrays"
         )
     n_ellipsis = sum(1 for it in items if it is Ellipsis)
     if n_ellipsis > 1:
@@ -246,10 +269,10 @@ def getitem_advanced(x: GPUArray, key: Any) -> GPUArray:
     items = _parse(x, key)
     masked = _mask_parts(x, items)
     if masked is not None:
-        v, mask = masked
+        v, mask, pos = masked
         fn = kernel_on("mask_select", x.device, (x.dtype, mask.dtype))
         result: GPUArray = fn(v, mask)
-        return result
+        return _move_first_to(result, pos)
     view, arrays, axes, adjacent = _int_parts(x, items)
     b = arrays[0].shape
     rest = [view.shape[i] for i in range(view.ndim) if i not in axes]
@@ -281,10 +304,14 @@ def setitem_advanced(x: GPUArray, key: Any, value: Any) -> None:
     src = _value_of(x, value)
     masked = _mask_parts(x, items)
     if masked is not None:
-        v, mask = masked
+        v, mask, pos = masked
         tail = v.shape[mask.ndim :]
         if isinstance(src, GPUArray):
-            _check_value_shape(src.shape, ("count", *tail))
+            # the value is laid out as the result (count at pos); move count first
+            target = (*tail[:pos], "count", *tail[pos:])
+            _check_value_shape(src.shape, target)
+            src = src.reshape((1,) * (len(target) - src.ndim) + src.shape)
+            src = src.transpose((pos, *(i for i in range(src.ndim) if i != pos)))
         else:
             _check_scalar(x, src)
         kernel_on("mask_assign", x.device, (x.dtype, mask.dtype))(v, mask, src)
