@@ -82,7 +82,8 @@ def _spin_ops(stop: threading.Event) -> int:
 
 
 def test_bandwidth_shares_are_honoured():
-    with gp.Scheduler(total_memory="1GB", workers=2) as sched:
+    # a loaded CI box can stall a task's Python code between launches: give turns time
+    with gp.Scheduler(total_memory="1GB", workers=2, fair_share_idle=0.05) as sched:
         stop = threading.Event()
         heavy = sched.submit(_spin_ops, stop, bandwidth=0.7, policy="burstable", memory="64MB")
         light = sched.submit(_spin_ops, stop, bandwidth=0.3, policy="burstable", memory="64MB")

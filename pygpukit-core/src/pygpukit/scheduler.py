@@ -99,8 +99,12 @@ class Scheduler:
         total_bandwidth: float = 1.0,
         workers: int = 4,
         launch_rate: float = 100_000.0,
+        fair_share_idle: float = 0.005,
         device: Any = None,
     ) -> None:
+        """`launch_rate` is the device's kernel launches per second, split between tasks by
+        their bandwidth shares; `fair_share_idle` is how long (s) a task between two
+        launches keeps its turn at the device before the next task in line gets it."""
         from . import memory
         from ._placement import resolve_device
 
@@ -109,7 +113,11 @@ class Scheduler:
             quota = memory.stats(self.device).get("quota")
             total_memory = int(quota) if quota else _host_memory()
         self._rs = _rust.TaskScheduler(
-            total_memory, total_bandwidth, workers=workers, launch_rate=launch_rate
+            total_memory,
+            total_bandwidth,
+            workers=workers,
+            launch_rate=launch_rate,
+            fair_share_idle_s=fair_share_idle,
         )
 
     def submit(
