@@ -16,7 +16,7 @@ from ._loader import (
     native_status,
     nvrtc_status,
 )
-from .jit import JitKernel, jit
+from .jit_kernel import JitKernel, jit
 
 __version__ = "0.1.0"
 

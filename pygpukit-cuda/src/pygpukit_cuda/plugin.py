@@ -13,7 +13,7 @@ from pygpukit import DeviceBackend, KernelProvider, hookimpl
 from . import diagnose
 from ._loader import get_nvrtc_path, is_cuda_available, is_nvrtc_available
 from .device import CudaBackend
-from .jit import jit
+from .jit_kernel import jit
 from .provider import make_provider
 
 _backend = CudaBackend()
