@@ -256,3 +256,16 @@ def test_matrix_transpose_is_a_view(shape: list[int], seed: int) -> None:
     assert got.buffer is x.buffer
     with pytest.raises(ValueError, match=r"at least 2 dimensions, got shape \(3,\)"):
         gp.matrix_transpose(gp.zeros((3,)))
+
+
+def test_operators_and_explicit_backend() -> None:
+    a = host_data(gp.float64, (3, 3), 8)
+    b = host_data(gp.float64, (3,), 9)
+    x, v = gp.from_numpy(a), gp.from_numpy(b)
+    check_close(x @ v, a @ b, gp.float64)
+    check_close(gp.matmul(x, x, backend="cpu"), a @ a, gp.float64)
+    y = x.copy()
+    y @= x
+    check_close(y, a @ a, gp.float64)
+    with pytest.raises(ValueError, match="unknown backend 'nope'"):
+        gp.matmul(x, x, backend="nope")

@@ -407,3 +407,16 @@ def test_non_arrays_are_refused_by_name() -> None:
         gp.flip(np.zeros(3))  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"arrays\[1\] must be a GPUArray"):
         gp.stack([gp.zeros(2), [0, 0]])  # type: ignore[list-item]
+
+
+def test_cpu_provider_has_the_data_moving_kernels() -> None:
+    from pygpukit.backends.cpu import make_provider
+
+    kernels = make_provider().kernels
+    for op in ("concat", "roll", "repeat", "matmul", "take", "take_along_axis", "gather",
+               "scatter", "mask_select", "mask_assign"):  # fmt: skip
+        assert op in kernels, op
+    x = gp.asarray(np.arange(4))
+    same(gp.roll(x, 1, backend="cpu"), np.roll(np.arange(4), 1))
+    with pytest.raises(ValueError, match="unknown backend 'nope'"):
+        gp.concat([x, x], backend="nope")
