@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import gc
+import os
 from collections.abc import Iterator
 
-import pytest
+# The deliberately broken test plugins would warn on every plugin load (and pytest turns
+# that warning into an error); the tests that check how they are reported enable them.
+os.environ.setdefault("PYGPUKIT_DISABLE_PLUGINS", "broken,broken_hook")
 
-import pygpukit as gp
+import pytest  # noqa: E402
+
+import pygpukit as gp  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
