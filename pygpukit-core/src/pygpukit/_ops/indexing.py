@@ -10,8 +10,8 @@ Advanced indices supported (NumPy semantics):
   broadcast together; their dimensions replace the indexed axes when those are adjacent,
   and go first otherwise.
 
-Anything else (``None`` or several boolean arrays among index arrays, a boolean array
-after other indices) raises IndexError naming what is unsupported. Lists and NumPy
+Anything else (``None`` or booleans among integer index arrays, several boolean arrays,
+a boolean array after an integer) raises IndexError naming what is unsupported. Lists and NumPy
 arrays used as indices are copied to the array's device (they are part of the index
 expression, not data). Out-of-range indices raise IndexError naming the index and the
 axis: CPU kernels check on the host before touching data; GPU backends check in the
@@ -29,11 +29,14 @@ Kernel conventions (indices may have any integer dtype; negative ones count from
 - ``scatter``: ``kernel(x, indices, axes, values)``: the inverse of ``gather``: ``values``
   (of ``x.dtype``, broadcast to the gather output's shape) are written into ``x``; which
   write wins for a repeated index is unspecified.
-- ``mask_select``: ``kernel(x, mask) -> GPUArray``: allocates and returns the selected
-  rows, shape ``(count,) + x.shape[mask.ndim:]`` (the one data-dependent shape here).
-- ``mask_assign``: ``kernel(x, mask, value)``: ``value`` is a Python scalar that fits
-  ``x.dtype`` or a `GPUArray` of ``x.dtype`` broadcastable to
-  ``(count,) + x.shape[mask.ndim:]`` (the kernel checks the leading dimension).
+- ``mask_select``: ``kernel(x, mask) -> GPUArray``: ``x`` is a view whose leading
+  dimensions are the mask's shape (the core moves them first); the kernel allocates
+  and returns the selected rows, shape ``(count,) + x.shape[mask.ndim:]`` (the one
+  data-dependent shape here).
+- ``mask_assign``: ``kernel(x, mask, value)``: ``x`` as for ``mask_select``; ``value`` is
+  a Python scalar that fits ``x.dtype``, or a `GPUArray` of ``x.dtype`` with the rank of
+  ``(count,) + x.shape[mask.ndim:]`` and broadcastable to it; only the kernel knows
+  ``count``, so it checks the leading dimension (ValueError naming both sizes).
 """
 
 from __future__ import annotations

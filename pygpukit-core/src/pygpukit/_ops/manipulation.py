@@ -16,7 +16,11 @@ Kernel conventions (what a provider's kernel receives):
   axis length; element ``i`` moves to ``(i + shift) % n`` along each axis.
 - ``repeat``: ``kernel(x, repeats, out, axis: int)``: ``repeats`` is a Python int or a
   1-D integer `GPUArray` of length ``x.shape[axis]``, every entry already checked to be
-  non-negative, and ``out.shape[axis]`` is the total count.
+  non-negative, and ``out.shape[axis]`` is the total count (the core reads an array of
+  repeats on the host to size ``out``: the output shape depends on the data).
+
+Kernels are looked up with the dtypes they receive: after the core's casts, concat's
+inputs all have the result dtype.
 """
 
 from __future__ import annotations
