@@ -317,3 +317,19 @@ def test_array_api_signatures_and_explicit_backend(name: str) -> None:
     assert fn(*args, backend="cpu", **kwargs).to_numpy().tolist() == (
         fn(*args, **kwargs).to_numpy().tolist()
     )
+
+
+MY_KERNELS = (
+    *REDUCTION_OPS, "cumulative_sum", "cumulative_prod", "argmax", "argmin", "count_nonzero",
+    "nonzero", "searchsorted", "sort", "argsort", "unique",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("op", MY_KERNELS)
+def test_cpu_kernels_declare_every_dtype_but_float8(op: str) -> None:
+    x = gp.ones(3)
+    assert kernel_for(op, x.device, (gp.bfloat16,)).provider == "cpu"
+    with pytest.raises(gp.DispatchError, match="no kernel for dtype float8_e4m3fn"):
+        kernel_for(op, x.device, (gp.float8_e4m3fn,), "cpu")
+    for dtype in DTYPES.values():
+        kernel_for(op, x.device, (dtype,), "cpu")
