@@ -1,4 +1,4 @@
-"""Reductions and statistics: sum, prod, mean, var, std, max, min, all, any, cumulative sums.
+"""Reductions: sum, prod, mean, var, std, max, min, all, any, cumulative sums, sum_axis.
 
 Kernel calling conventions:
 
@@ -20,7 +20,7 @@ Dtype rules (the Array API's, with the choices it leaves open):
 - ``mean``/``var``/``std``: floating inputs keep their dtype; bool and integer inputs are
   accepted and give float32 (the default float). A mean of no elements is NaN, and
   ``var``/``std`` are NaN where ``N - correction <= 0``.
-- ``max``/``min`` keep the dtype, propagate NaN and raise ValueError (naming the axis)
+- ``max``/``min`` keep the dtype (bool included, as in NumPy), propagate NaN and raise ValueError (naming the axis)
   when a reduced axis has length 0. ``all``/``any`` give bool (NaN counts as true).
 - float8 inputs raise TypeError everywhere: they are storage-only types.
 """
