@@ -12,18 +12,13 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
-import sys
 import threading
+import tomllib
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 
 def _names(value: Any, key: str) -> list[str]:
