@@ -1,14 +1,30 @@
-"""Device information: CUDA and NVRTC answers come from plugins; the CPU describes itself."""
+"""Device information: CUDA and NVRTC answers come from plugins; the CPU describes itself.
+
+Every test starts from a CPU-only plugin set (whatever is installed on the machine) and
+adds fake CUDA and JIT plugins where it needs them.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
-import pytest
-
 import pygpukit as gp
+import pytest
 from pygpukit import Device, DeviceBackend, hookimpl
+
+
+@pytest.fixture(autouse=True)
+def cpu_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Load only the built-in CPU plugin, as on a machine without pygpukit-cuda."""
+    monkeypatch.setenv("PYGPUKIT_PLUGINS", "cpu")
+    gp.config.reload()
+    gp.plugins.reload()
+    yield
+    monkeypatch.undo()
+    gp.config.reload()
+    gp.plugins.reload()  # back to the plugins the rest of the suite sees
 
 
 class FakeCuda(DeviceBackend):

@@ -8,11 +8,12 @@ Triton), and the Rust scheduler snippet (``_pygpukit_rust``, tested under tests/
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
+import pygpukit as gp
 import pytest
-
 from pygpukit.testing import assert_allclose
 
 BASIC_OPERATIONS = """
@@ -76,6 +77,18 @@ print(f"NVRTC Path: {gp.get_nvrtc_path()}")
 """
 
 
+@pytest.fixture
+def cpu_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Load only the built-in CPU plugin, as on a machine without pygpukit-cuda."""
+    monkeypatch.setenv("PYGPUKIT_PLUGINS", "cpu")
+    gp.config.reload()
+    gp.plugins.reload()
+    yield
+    monkeypatch.undo()
+    gp.config.reload()
+    gp.plugins.reload()  # back to the plugins the rest of the suite sees
+
+
 def run(snippet: str, namespace: dict[str, Any] | None = None) -> dict[str, Any]:
     ns: dict[str, Any] = {} if namespace is None else namespace
     exec(compile(snippet, "<seed snippet>", "exec"), ns)
@@ -91,7 +104,9 @@ def test_basic_operations() -> None:
     np.testing.assert_array_equal(ns["garr"].to_numpy(), ns["arr"])
 
 
-def test_custom_jit_kernel_falls_back_on_the_cpu(capsys: pytest.CaptureFixture[str]) -> None:
+def test_custom_jit_kernel_falls_back_on_the_cpu(
+    cpu_only: None, capsys: pytest.CaptureFixture[str]
+) -> None:
     ns = run(BASIC_OPERATIONS)
     run(CUSTOM_JIT_KERNEL, ns)
     assert capsys.readouterr().out == "JIT not available. Using pre-compiled ops.\n"
@@ -136,7 +151,9 @@ def test_reductions_named_in_the_readme() -> None:
     assert_allclose(gpk.max(a), np.asarray(host.max()), a.dtype)
 
 
-def test_driver_only_availability_report(capsys: pytest.CaptureFixture[str]) -> None:
+def test_driver_only_availability_report(
+    cpu_only: None, capsys: pytest.CaptureFixture[str]
+) -> None:
     run(DRIVER_ONLY)
     assert capsys.readouterr().out.splitlines() == [
         "CUDA: False",

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+import pygpukit as gp
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-import pygpukit as gp
 from pygpukit.testing import array_pairs, assert_allclose, dtypes, views
 
 EXAMPLES = settings(max_examples=50, deadline=None)

@@ -7,11 +7,10 @@ from typing import Any
 
 import ml_dtypes
 import numpy as np
+import pygpukit as gp
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-import pygpukit as gp
 from pygpukit._ops._core import kernel_on
 
 FLOATS = [np.float16, ml_dtypes.bfloat16, np.float32, np.float64]

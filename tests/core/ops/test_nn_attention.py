@@ -6,11 +6,10 @@ import math
 from typing import Any
 
 import numpy as np
+import pygpukit as gp
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-import pygpukit as gp
 from pygpukit._ops._core import kernel_on
 from pygpukit.testing import assert_allclose, poison, views
 

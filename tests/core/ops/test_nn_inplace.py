@@ -5,11 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pygpukit as gp
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-import pygpukit as gp
 from pygpukit.testing import assert_allclose, views
 
 FLOAT = st.sampled_from([gp.float16, gp.bfloat16, gp.float32, gp.float64])
