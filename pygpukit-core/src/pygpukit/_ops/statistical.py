@@ -20,8 +20,8 @@ Dtype rules (the Array API's, with the choices it leaves open):
 - ``mean``/``var``/``std``: floating inputs keep their dtype; bool and integer inputs are
   accepted and give float32 (the default float). A mean of no elements is NaN, and
   ``var``/``std`` are NaN where ``N - correction <= 0``.
-- ``max``/``min`` keep the dtype (bool included, as in NumPy), propagate NaN and raise ValueError (naming the axis)
-  when a reduced axis has length 0. ``all``/``any`` give bool (NaN counts as true).
+- ``max``/``min`` keep the dtype (bool included, as in NumPy), propagate NaN and raise
+  ValueError (naming the axis) when a reduced axis has length 0. ``all``/``any`` give bool (NaN counts as true).
 - float8 inputs raise TypeError everywhere: they are storage-only types.
 """
 
