@@ -21,7 +21,8 @@ Dtype rules (the Array API's, with the choices it leaves open):
   accepted and give float32 (the default float). A mean of no elements is NaN, and
   ``var``/``std`` are NaN where ``N - correction <= 0``.
 - ``max``/``min`` keep the dtype (bool included, as in NumPy), propagate NaN and raise
-  ValueError (naming the axis) when a reduced axis has length 0. ``all``/``any`` give bool (NaN counts as true).
+  ValueError (naming the axis) when a reduced axis has length 0. ``all``/``any``
+  give bool (NaN counts as true).
 - float8 inputs raise TypeError everywhere: they are storage-only types.
 """
 
