@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# The CUDA device round: on a GPU machine, install pygpukit-core and pygpukit-cuda into a
+# folder on PYTHONPATH (offline: --no-build-isolation --no-deps, over the machine's own
+# packages), warm the kernel cache, run tests/cuda with the GPU tests, and print a summary
+# table last.
+#
+#   bash scripts/device_round.sh            # logs under $OUT (or /tmp/pgk-round)
+#   PYTEST_ARGS="-k jit" bash scripts/device_round.sh
+#
+# Through the workplace's device tool:  run(command="bash scripts/device_round.sh")
+set -u -o pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUT=${OUT:-/tmp/pgk-round}
+PY=${PYTHON:-python3}
+SITE=${SITE:-/tmp/pgk-site}
+export PYTHONUNBUFFERED=1
+export PYGPUKIT_CACHE_DIR=${PYGPUKIT_CACHE_DIR:-/tmp/pgk-cache}
+mkdir -p "$OUT"
+STEPS="$OUT/steps.tsv"
+: > "$STEPS"
+
+# step NAME LOG COMMAND...: run, time, and record the exit status (the round goes on).
+step() {
+    local name=$1 log=$2
+    shift 2
+    local t0=$SECONDS
+    echo "== $name" >&2
+    "$@" > "$log" 2>&1
+    local rc=$?
+    printf '%s\t%s\t%s\t%s\n' "$name" "$rc" "$((SECONDS - t0))" "$(basename "$log")" >> "$STEPS"
+    tail -n 5 "$log" >&2
+    return $rc
+}
+
+facts() {
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+    "$PY" --version
+    "$PY" -m pip show nvidia-cuda-nvrtc setuptools scikit-build-core 2>/dev/null | grep -E '^(Name|Version)'
+    "$PY" -c "import numpy, pluggy, ml_dtypes, pybind11; print('numpy', numpy.__version__, 'pybind11', pybind11.__version__)"
+}
+
+pip_target() {
+    "$PY" -m pip install -q --no-build-isolation --no-deps --no-index --upgrade \
+        --target "$SITE" "$@"
+}
+
+# pygpukit-core's pyproject needs setuptools >= 77; where the machine's is older, install
+# its sources with a hand-written dist-info (the entry points are all pip would add).
+core_by_hand() {
+    echo "pip could not build pygpukit-core; installing its sources with a written dist-info"
+    cp -r "$ROOT/pygpukit-core/src/pygpukit" "$SITE/" || return 1
+    local info="$SITE/pygpukit_core-0.1.0.dist-info"
+    mkdir -p "$info"
+    printf 'Metadata-Version: 2.1\nName: pygpukit-core\nVersion: 0.1.0\n' > "$info/METADATA"
+    "$PY" - "$ROOT/pygpukit-core/pyproject.toml" "$info/entry_points.txt" <<'PYEOF'
+import sys, tomllib
+eps = tomllib.load(open(sys.argv[1], "rb"))["project"]["entry-points"]
+with open(sys.argv[2], "w") as f:
+    for group, items in eps.items():
+        f.write(f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in items.items()) + "\n")
+PYEOF
+}
+
+install() {
+    rm -rf "$SITE" && mkdir -p "$SITE" &&
+    { pip_target "$ROOT/pygpukit-core" || core_by_hand; } &&
+    pip_target "$ROOT/pygpukit-cuda" &&
+    "$PY" -m pygpukit_cuda status
+}
+
+export PYTHONPATH="$SITE${PYTHONPATH:+:$PYTHONPATH}"
+install_ok=0
+step env "$OUT/env.txt" facts
+step install "$OUT/install.log" install && install_ok=1
+if [ "$install_ok" = 1 ]; then
+    step doctor "$OUT/doctor.log" "$PY" -m pygpukit doctor
+    step precompile "$OUT/precompile.log" "$PY" -m pygpukit_cuda precompile
+    cd "$ROOT" || exit 1
+    # shellcheck disable=SC2086
+    step pytest "$OUT/pytest.log" "$PY" -m pytest tests/cuda -p no:cacheprovider \
+        -q -rfEs --durations=8 --junitxml="$OUT/junit.xml" ${PYTEST_ARGS:-}
+fi
+"$PY" "$ROOT/scripts/round_summary.py" "$STEPS" "$OUT/junit.xml" | tee "$OUT/summary.txt"
