@@ -128,6 +128,20 @@ def test_softmax_is_stable_for_large_logits() -> None:
     np.testing.assert_allclose(logp[1], [-2e4, -1e4, 0], rtol=1e-6)
 
 
+def test_softmax_with_masked_entries_and_half_precision_extremes() -> None:
+    inf = float("inf")
+    x = gp.asarray(np.array([[0.0, -inf, 1.0], [-inf, 2.0, -inf]], dtype=np.float32))
+    got = gp.softmax(x).to_numpy()
+    np.testing.assert_allclose(got[0], [1 / (1 + np.e), 0, np.e / (1 + np.e)], rtol=1e-6)
+    np.testing.assert_array_equal(got[1], [0, 1, 0])
+    np.testing.assert_array_equal(gp.log_softmax(x).to_numpy()[1], [-inf, 0, -inf])
+    big = gp.asarray(np.array([60000.0, 59968.0, -60000.0], dtype=np.float16))
+    out = gp.softmax(big)
+    assert out.dtype == gp.float16
+    want = ref_softmax(np.array([60000.0, 59968.0, -60000.0]), 0)  # exp(60000) overflows
+    np.testing.assert_allclose(out.to_numpy().astype(np.float64), want, atol=1e-3)
+
+
 def test_softmax_default_axis_is_last() -> None:
     a = np.random.default_rng(1).standard_normal((3, 4)).astype(np.float32)
     out = gp.softmax(gp.asarray(a)).to_numpy()
