@@ -43,6 +43,7 @@ def basic_view(
         )
     if n_ellipsis == 0:
         items = (*items, Ellipsis)
+    start_offset = offset
     out_shape: list[int] = []
     out_strides: list[int] = []
     dim = 0
@@ -70,4 +71,6 @@ def basic_view(
                 raise IndexError(f"index {i} is out of bounds for axis {dim} with size {n}")
             offset += (i % n) * strides[dim]
             dim += 1
+    if 0 in out_shape:
+        return tuple(out_shape), tuple(out_strides), start_offset  # an empty view reads nothing
     return tuple(out_shape), tuple(out_strides), offset
