@@ -77,6 +77,13 @@ print(f"NVRTC Path: {gp.get_nvrtc_path()}")
 """
 
 
+@pytest.fixture(autouse=True)
+def on_cpu() -> Iterator[None]:
+    """The READMEs' CPU mode: the snippets' arrays live on the CPU even beside a GPU."""
+    with gp.config.use(device="cpu"):
+        yield
+
+
 @pytest.fixture
 def cpu_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Load only the built-in CPU plugin, as on a machine without pygpukit-cuda."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 import pygpukit as gp
 import pytest
@@ -10,6 +12,13 @@ from hypothesis import strategies as st
 from pygpukit.testing import array_pairs, assert_allclose, dtypes, views
 
 EXAMPLES = settings(max_examples=50, deadline=None)
+
+
+@pytest.fixture(autouse=True)
+def on_cpu() -> Iterator[None]:
+    """These tests check the CPU kernels: new arrays stay on the CPU even beside a GPU."""
+    with gp.config.use(device="cpu"):
+        yield
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Any
 
 import ml_dtypes
@@ -23,6 +24,13 @@ TOL: dict[Any, tuple[float, float]] = {
 }
 LAYOUTS = ["contiguous", "reversed", "transposed", "strided"]
 EXAMPLES = settings(max_examples=50, deadline=None)
+
+
+@pytest.fixture(autouse=True)
+def on_cpu() -> Iterator[None]:
+    """These tests check the CPU kernels: new arrays stay on the CPU even beside a GPU."""
+    with gp.config.use(device="cpu"):
+        yield
 
 
 def rand(rng: np.random.Generator, shape: tuple[int, ...], dtype: Any, lo: float = 0.0) -> Any:

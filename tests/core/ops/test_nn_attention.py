@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -16,6 +17,13 @@ from pygpukit.testing import assert_allclose, poison, views
 FLOAT = st.sampled_from([gp.float16, gp.bfloat16, gp.float32, gp.float64])
 EXAMPLES = settings(max_examples=50, deadline=None)
 SMALL = (-2.0, 2.0)  # realistic logits: softmax neither flat nor one-hot
+
+
+@pytest.fixture(autouse=True)
+def on_cpu() -> Iterator[None]:
+    """These tests check the CPU kernels: new arrays stay on the CPU even beside a GPU."""
+    with gp.config.use(device="cpu"):
+        yield
 
 
 def ref_sdpa(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float) -> np.ndarray:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -15,6 +16,13 @@ FLOAT = st.sampled_from([gp.float16, gp.bfloat16, gp.float32, gp.float64])
 EXAMPLES = settings(max_examples=50, deadline=None)
 # everything but "broadcast": an in-place target needs one memory slot per element
 WRITABLE = ("contiguous", "transposed", "reversed", "stepped", "offset", "expanded")
+
+
+@pytest.fixture(autouse=True)
+def on_cpu() -> Iterator[None]:
+    """These tests check the CPU kernels: new arrays stay on the CPU even beside a GPU."""
+    with gp.config.use(device="cpu"):
+        yield
 
 
 def tables(seq: int, head_dim: int, dtype: Any = np.float32) -> tuple[np.ndarray, np.ndarray]:
