@@ -2,7 +2,10 @@
 
 Dtype rule: every array input must be floating point (float16, bfloat16, float32,
 float64); the result dtype is the Array API promotion of the inputs (float16 ``x`` with
-float32 ``gamma`` gives float32). Kernels evaluate half types in float32.
+float32 ``gamma`` gives float32). Kernels evaluate half types in float32. The in-place
+ops keep their targets' dtypes instead: ``rope_inplace`` writes q and k in their own
+dtypes, and ``bias_add_inplace`` takes any numeric ``x`` whose promotion with ``bias``
+is ``x``'s own dtype (the Array API rule for ``x += bias``).
 
 Kernel calling conventions (what a provider's kernel receives). Outputs are new,
 contiguous arrays of the shape and dtype the op layer computed; kernels are called only
@@ -29,7 +32,8 @@ when there is at least one element to write:
   ``x1, x2 = x[..., :D//2], x[..., D//2:]``;
   ``x[..., :D//2] = x1 * cos - x2 * sin``; ``x[..., D//2:] = x2 * cos + x1 * sin``.
   Evaluated in float32, or float64 when any operand is float64. ``q`` or ``k`` may be
-  empty (then it is left alone).
+  empty (then it is left alone); ``cos``/``sin`` never share memory with them (the op
+  layer copies a table that does).
 - ``bias_add_inplace``: ``kernel(x, bias)``: ``x (..., n) += bias (n,)`` in place, in
   ``x``'s dtype; ``bias`` does not share memory with ``x`` (the op layer copies it).
 - ``linear_bias_gelu``: ``kernel(x, weight, bias, out, approximate)``:
@@ -38,8 +42,9 @@ when there is at least one element to write:
   ``"none"`` (erf) or ``"tanh"``, as in ``pygpukit.gelu``.
 
 In-place ops (``rope_inplace``, ``bias_add_inplace``) write into the memory of the arrays
-they are given, views included, and return None. They refuse broadcast views (a zero
-stride on an axis longer than 1), whose elements share memory.
+they are given, views included (kernels receive them with their strides), and return
+None. They refuse broadcast views (a zero stride on an axis longer than 1), whose
+elements share memory.
 """
 
 from __future__ import annotations
