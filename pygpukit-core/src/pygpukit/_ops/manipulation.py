@@ -60,7 +60,7 @@ def _check_arrays(arrays: Any, fn: str) -> list[GPUArray]:
     return list(arrays)
 
 
-def _to_dtype(xs: list[GPUArray], fn: str) -> list[GPUArray]:
+def _to_dtype(xs: list[GPUArray]) -> list[GPUArray]:
     """Cast every array to their promoted dtype (kernels then see one dtype)."""
     target = xs[0].dtype
     for x in xs[1:]:
@@ -200,7 +200,7 @@ def concat(
                 f"concat along axis {a}: arrays[0] has shape {first} but arrays[{i}] has "
                 f"shape {x.shape} (all dimensions but the axis must match)"
             )
-    xs = _to_dtype(xs, "concat")
+    xs = _to_dtype(xs)
     out_shape = (*first[:a], sum(x.shape[a] for x in xs), *first[a + 1 :])
     out = empty(out_shape, xs[0].dtype, xs[0].device)
     fn = kernel_on("concat", out.device, (out.dtype,), backend)
