@@ -1,0 +1,142 @@
+"""Conformance tests, generated from the catalog for the provider named by --pygpukit-backend."""
+
+from __future__ import annotations
+
+import gc
+import zlib
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+import pygpukit as gp
+from pygpukit._array import GPUArray
+from pygpukit._device import Device
+from pygpukit._dispatch import DispatchError
+from pygpukit._dtypes import ALL_DTYPES, DataType
+from pygpukit._placement import backend_of
+from pygpukit._plugins import registry
+from pygpukit.testing._assertions import assert_allclose, poison, poison_value
+from pygpukit.testing.conformance.catalog import Case, OpSpec, catalog
+from pygpukit.testing.plugin import backend_name
+
+pytestmark = pytest.mark.conformance
+
+
+def _params(name: str) -> list[Any]:
+    """One (spec, dtype) per op and declared dtype; skipped params say why."""
+    provider = registry().providers[name]
+    params = []
+    for spec in catalog():
+        kernel = provider.kernels.get(spec.name)
+        if kernel is None:
+            reason = f"backend {name!r} has no kernel for {spec.name!r}"
+            params.append(
+                pytest.param(spec, None, id=spec.id, marks=pytest.mark.skip(reason=reason))
+            )
+            continue
+        dtypes = [d for d in spec.dtypes if kernel.dtypes is None or d in kernel.dtypes]
+        if not dtypes:
+            reason = f"{spec.name}: backend {name!r} declares none of the dtypes tested"
+            params.append(
+                pytest.param(spec, None, id=spec.id, marks=pytest.mark.skip(reason=reason))
+            )
+        for d in dtypes:
+            params.append(pytest.param(spec, d, id=f"{spec.id}-{d.name}"))
+    return params
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if {"spec", "dtype"} <= set(metafunc.fixturenames):
+        metafunc.parametrize("spec,dtype", _params(backend_name(metafunc.config)))
+
+
+@pytest.fixture(autouse=True)
+def pool_unchanged(device: Device) -> Iterator[None]:
+    """A kernel must not leak device memory: the pool's `used` count returns to where it was."""
+    backend = backend_of(device)
+    gc.collect()
+    before = backend.memory_stats(device).get("used")
+    yield
+    gc.collect()
+    after = backend.memory_stats(device).get("used")
+    assert before == after, f"device pool holds {after - before} more bytes after the test"
+
+
+def _rng(spec: OpSpec, dtype: DataType) -> np.random.Generator:
+    return np.random.default_rng(zlib.crc32(f"{spec.id}/{dtype.name}".encode()))
+
+
+def _check(case: Case, spec: OpSpec, dtype: DataType, actual: GPUArray, how: str) -> None:
+    assert_allclose(
+        actual, case.expected, case.dtype, op_kind=case.op_kind or spec.op_kind,
+        err_msg=f"{spec.id}[{dtype.name}] {case.label} ({how})",
+    )  # fmt: skip
+
+
+def test_public_op_matches_numpy(
+    spec: OpSpec, dtype: DataType, backend: str, device: Device
+) -> None:
+    """The public function, forced onto the backend, matches the NumPy reference."""
+    for case in spec.cases(_rng(spec, dtype), dtype, device):
+        result = case.run(backend)
+        assert result.device == device, f"{spec.id} {case.label}: result on {result.device}"
+        _check(case, spec, dtype, result, "public call")
+
+
+def test_kernel_writes_every_element(
+    spec: OpSpec, dtype: DataType, backend: str, device: Device
+) -> None:
+    """Called on a poisoned output, the kernel overwrites all of it (twice, two poisons)."""
+    kernel = registry().providers[backend].kernels[spec.name].fn
+    for case in spec.cases(_rng(spec, dtype), dtype, device):
+        if case.direct is None:
+            continue
+        for alternate in (False, True):
+            out = poison(
+                GPUArray.empty(case.expected.shape, case.dtype, device), alternate=alternate
+            )
+            case.direct(kernel, out)
+            _check(case, spec, dtype, out, f"kernel into a poisoned output, alternate={alternate}")
+
+
+def test_kernel_writes_only_its_strided_output(
+    spec: OpSpec, dtype: DataType, backend: str, device: Device
+) -> None:
+    """Handed every other column of a poisoned parent, the kernel leaves the others alone."""
+    kernel = registry().providers[backend].kernels[spec.name].fn
+    checked = 0
+    for case in spec.cases(_rng(spec, dtype), dtype, device):
+        shape = case.expected.shape
+        if case.direct is None or not case.strided_out or not shape:
+            continue
+        parent = poison(GPUArray.empty((*shape[:-1], 2 * shape[-1]), case.dtype, device))
+        out = parent[..., ::2]
+        case.direct(kernel, out)
+        _check(case, spec, dtype, out, "kernel into a strided output")
+        untouched = parent[..., 1::2].to_numpy()
+        value = poison_value(case.dtype)
+        intact = (
+            np.isnan(untouched.astype(np.float64))
+            if case.dtype.is_floating
+            else (untouched == value)
+        )
+        assert np.all(intact), f"{spec.id}[{dtype.name}] {case.label}: wrote outside its output"
+        checked += 1
+    if not checked:
+        pytest.skip(f"{spec.id}: its kernel convention has no strided output")
+
+
+def test_undeclared_dtypes_are_refused(backend: str, device: Device) -> None:
+    """Forcing the backend on a dtype its kernel does not declare raises DispatchError."""
+    provider = registry().providers[backend]
+    kernel = provider.kernels.get("copy")
+    if kernel is None or kernel.dtypes is None:
+        pytest.skip(f"backend {backend!r}'s copy kernel accepts every dtype")
+    missing = [d for d in ALL_DTYPES if d not in kernel.dtypes]
+    if not missing:
+        pytest.skip(f"backend {backend!r}'s copy kernel declares every dtype")
+    x = GPUArray.empty((2,), missing[0], device)
+    with pytest.raises(DispatchError, match=missing[0].name):
+        gp.copy(x, backend=backend)
