@@ -372,3 +372,26 @@ def test_setitem_through_a_view_writes_the_base() -> None:
     want[0, 1] = 5
     want[2, 3] = 6
     same(base, want)
+
+
+@pytest.mark.parametrize("dtype", [gp.float64, gp.uint8, gp.float8_e4m3fn])
+def test_take_kernels_write_every_element(dtype: dt.DataType) -> None:
+    x = make(host_data(dtype, (3, 4), 4), "reversed")
+    idx = gp.asarray(np.array([[3, -1, 0]], np.int16))
+    out = gp.from_numpy(np.full((3, 1, 3), 9, np.float32).astype(dtype.to_numpy_dtype()))
+    kernel_on("take", x.device, (dtype, gp.int16))(x, idx, out, 1)
+    same(out, np.take(x.to_numpy(), idx.to_numpy(), axis=1))
+    along = gp.asarray(np.array([[0, 2], [1, 1], [3, -4]], np.int32))
+    out2 = gp.from_numpy(np.full((3, 2), 9, np.float32).astype(dtype.to_numpy_dtype()))
+    kernel_on("take_along_axis", x.device, (dtype, gp.int32))(x, along, out2, 1)
+    same(out2, np.take_along_axis(x.to_numpy(), along.to_numpy(), axis=1))
+
+
+def test_mask_select_returns_a_new_pool_array() -> None:
+    x = gp.asarray(np.arange(6, dtype=np.int64).reshape(2, 3))
+    mask = gp.asarray(np.array([[True, False, True], [False, True, False]]))
+    before = gp.memory.stats("cpu")["used"]
+    picked = x[mask]
+    same(picked, np.array([0, 2, 4], np.int64))
+    assert picked.buffer is not x.buffer
+    assert gp.memory.stats("cpu")["used"] >= before + picked.nbytes  # from the device pool
