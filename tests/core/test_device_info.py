@@ -58,6 +58,13 @@ class FakeCuda(DeviceBackend):
         return {"name": "Fake GPU", "compute_capability": (9, 0), "memory": 80 << 30}
 
 
+class GpuWithoutJit(FakeCuda):
+    """A CUDA device backend that leaves NVRTC questions to other plugins."""
+
+    is_nvrtc_available = None  # type: ignore[assignment]
+    get_nvrtc_path = None  # type: ignore[assignment]
+
+
 class DevicesPlugin:
     def __init__(self, backend: DeviceBackend) -> None:
         self.backend = backend
@@ -127,9 +134,12 @@ def test_cuda_plugin_without_devices_or_nvrtc(register_plugin: Any) -> None:
 
 def test_nvrtc_answered_by_a_namespace(register_plugin: Any) -> None:
     register_plugin(NamespacePlugin(JitNamespace()), "fakejit")
-    assert gp.is_cuda_available() is False  # NVRTC alone is not a device
-    assert gp.is_nvrtc_available() is True
+    assert gp.is_cuda_available() is False
+    # NVRTC without a device cannot run gp.jit, so the seed's `if` must take its else branch
+    assert gp.is_nvrtc_available() is False
     assert gp.get_nvrtc_path() == "/opt/cuda/lib64/libnvrtc.so.12"
+    register_plugin(DevicesPlugin(GpuWithoutJit(1)), "fakegpu")
+    assert gp.is_nvrtc_available() is True
 
 
 def test_a_raising_probe_warns_and_answers_no(register_plugin: Any) -> None:
@@ -138,6 +148,7 @@ def test_a_raising_probe_warns_and_answers_no(register_plugin: Any) -> None:
             raise OSError("libnvrtc.so: cannot open shared object file")
 
     register_plugin(NamespacePlugin(Broken()), "brokenjit")
+    register_plugin(DevicesPlugin(GpuWithoutJit(1)), "fakegpu")
     with pytest.warns(RuntimeWarning, match="cannot open shared object file"):
         assert gp.is_nvrtc_available() is False
 

@@ -17,7 +17,9 @@ class Device:
     index: int = 0
 
     def __str__(self) -> str:
-        return self.type if self.type == "cpu" else f"{self.type}:{self.index}"
+        if self.type == "cpu" and self.index == 0:
+            return "cpu"  # the one CPU device goes by its plain name
+        return f"{self.type}:{self.index}"
 
     def __repr__(self) -> str:
         return f"Device({str(self)!r})"

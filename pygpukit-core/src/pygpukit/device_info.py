@@ -67,7 +67,10 @@ def is_cuda_available() -> bool:
 
 
 def is_nvrtc_available() -> bool:
-    """True when a plugin reports that NVRTC (runtime kernel compilation) can be loaded."""
+    """True when custom kernels can be compiled and run: a plugin loaded NVRTC and a CUDA
+    device is present (NVRTC alone, on a machine without a GPU, cannot run `gp.jit`)."""
+    if not is_cuda_available():
+        return False
     for source in _nvrtc_sources():
         answered, value = _ask(source, "is_nvrtc_available")
         if answered:
