@@ -33,14 +33,15 @@ def is_c_contiguous(shape: Shape, strides: Shape, itemsize: int) -> bool:
     return True
 
 
-def normalize_shape(shape: Any) -> Shape:
+def normalize_shape(shape: Any, allow_unknown: bool = False) -> Shape:
+    """A tuple of dimensions; `allow_unknown` lets one be -1 (reshape's "whatever fits")."""
     if isinstance(shape, int) or hasattr(shape, "__index__"):
         shape = (shape,)
     try:
         dims = tuple(operator.index(n) for n in shape)
     except TypeError:
         raise TypeError(f"a shape is an int or a sequence of ints, got {shape!r}") from None
-    if any(n < 0 for n in dims):
+    if any(n < (-1 if allow_unknown else 0) for n in dims):
         raise ValueError(f"negative dimension in shape {dims}")
     return dims
 
@@ -133,7 +134,7 @@ def reshape_strides(shape: Shape, strides: Shape, new_shape: Shape, itemsize: in
 
 
 def resolve_reshape(size: int, shape: Any) -> Shape:
-    dims = list(normalize_shape_allow_minus1(shape))
+    dims = list(normalize_shape(shape, allow_unknown=True))
     unknown = [i for i, n in enumerate(dims) if n == -1]
     if len(unknown) > 1:
         raise ValueError(f"only one dimension can be -1 in reshape to {tuple(dims)}")
@@ -148,15 +149,3 @@ def resolve_reshape(size: int, shape: Any) -> Shape:
     elif known != size:
         raise ValueError(f"cannot reshape array of size {size} into shape {tuple(dims)}")
     return tuple(dims)
-
-
-def normalize_shape_allow_minus1(shape: Any) -> Shape:
-    if isinstance(shape, int) or hasattr(shape, "__index__"):
-        shape = (shape,)
-    try:
-        dims = tuple(operator.index(n) for n in shape)
-    except TypeError:
-        raise TypeError(f"a shape is an int or a sequence of ints, got {shape!r}") from None
-    if any(n < -1 for n in dims):
-        raise ValueError(f"negative dimension in shape {dims}")
-    return dims
