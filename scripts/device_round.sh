@@ -7,7 +7,10 @@
 #   bash scripts/device_round.sh            # logs under $OUT (or /tmp/pgk-round)
 #   PYTEST_ARGS="-k jit" bash scripts/device_round.sh
 #
-# Through the workplace's device tool:  run(command="bash scripts/device_round.sh")
+# pygpukit-core needs the Rust runtime (_pygpukit_rust): build its wheel on a machine with
+# cargo (cd rust && maturin build --release) and copy it into .device/ (git-ignored).
+# Through the workplace's device tool:
+#   run(command="bash scripts/device_round.sh", carry=[".device"])
 set -u -o pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,7 +20,7 @@ SITE=${SITE:-/tmp/pgk-site}
 export PYTHONUNBUFFERED=1
 export PYGPUKIT_CACHE_DIR=${PYGPUKIT_CACHE_DIR:-/tmp/pgk-cache}
 mkdir -p "$OUT"
-STEPS="$OUT/steps.tsv"
+STEPS=$(mktemp)
 : > "$STEPS"
 
 # step NAME LOG COMMAND...: run, time, and record the exit status (the round goes on).
@@ -63,7 +66,12 @@ PYEOF
 }
 
 install() {
-    rm -rf "$SITE" && mkdir -p "$SITE" &&
+    rm -rf "$SITE" && mkdir -p "$SITE" || return 1
+    # The Rust runtime wheel (built elsewhere with maturin, carried in .device/).
+    local wheel
+    for wheel in "$ROOT"/.device/*.whl; do
+        [ -e "$wheel" ] && { pip_target "$wheel" || return 1; }
+    done
     { pip_target "$ROOT/pygpukit-core" || core_by_hand; } &&
     pip_target "$ROOT/pygpukit-cuda" &&
     "$PY" -m pygpukit_cuda status
@@ -71,8 +79,7 @@ install() {
 
 export PYTHONPATH="$SITE${PYTHONPATH:+:$PYTHONPATH}"
 install_ok=0
-step env "$OUT/env.txt" facts
-step install "$OUT/install.log" install && install_ok=1
+step install "$OUT/install.log" eval "facts; install" && install_ok=1
 if [ "$install_ok" = 1 ]; then
     step doctor "$OUT/doctor.log" "$PY" -m pygpukit doctor
     step precompile "$OUT/precompile.log" "$PY" -m pygpukit_cuda precompile
@@ -80,5 +87,10 @@ if [ "$install_ok" = 1 ]; then
     # shellcheck disable=SC2086
     step pytest "$OUT/pytest.log" "$PY" -m pytest tests/cuda -p no:cacheprovider \
         -q -rfEs --durations=8 --junitxml="$OUT/junit.xml" ${PYTEST_ARGS:-}
+    # Informational: the core's conformance catalog against the cuda provider (ops it has
+    # no kernel for are skipped), and a first bandwidth reading.
+    step conformance "$OUT/conformance.log" "$PY" -m pytest -p no:cacheprovider -q -rfE \
+        --pygpukit-backend=cuda --pyargs pygpukit.testing.conformance
+    step bench "$OUT/bench.log" "$PY" "$ROOT/scripts/cuda_bench.py"
 fi
 "$PY" "$ROOT/scripts/round_summary.py" "$STEPS" "$OUT/junit.xml" | tee "$OUT/summary.txt"

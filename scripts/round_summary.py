@@ -13,7 +13,7 @@ def table(rows: list[list[str]]) -> str:
     line = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
     out = [line]
     for k, r in enumerate(rows):
-        out.append("| " + " | ".join(c.ljust(w) for c, w in zip(r, widths)) + " |")
+        out.append("| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |")
         if k == 0:
             out.append(line)
     out.append(line)
@@ -44,7 +44,7 @@ def main(steps_path: str, junit_path: str) -> int:
         counts[path][outcome] += 1
         counts["TOTAL"][outcome] += 1
     rows = [["tests", "passed", "failed", "skipped"]]
-    for path in sorted(p for p in counts if p != "TOTAL") + ["TOTAL"]:
+    for path in [*sorted(p for p in counts if p != "TOTAL"), "TOTAL"]:
         c = counts[path]
         rows.append([path, str(c["passed"]), str(c["failed"]), str(c["skipped"])])
     print(table(rows))

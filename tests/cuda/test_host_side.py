@@ -6,10 +6,10 @@ import pytest
 
 pytest.importorskip("pygpukit_cuda._native")
 
-from pygpukit import _dtypes as dt  # noqa: E402
-from pygpukit_cuda import jit_kernel as jit  # noqa: E402
-from pygpukit_cuda import provider  # noqa: E402
-from pygpukit_cuda.kernels.preamble import MAX_DIMS  # noqa: E402
+from pygpukit import _dtypes as dt
+from pygpukit_cuda import jit_kernel as jit
+from pygpukit_cuda import provider
+from pygpukit_cuda.kernels.preamble import MAX_DIMS
 
 
 def test_contiguous_arrays_collapse_to_one_dimension() -> None:

@@ -11,9 +11,9 @@ import pytest
 
 pytest.importorskip("pygpukit_cuda._native")
 
-from pygpukit import _dtypes as dt  # noqa: E402
-from pygpukit_cuda import _loader, cache, compiler  # noqa: E402
-from pygpukit_cuda.kernels import source  # noqa: E402
+from pygpukit import _dtypes as dt
+from pygpukit_cuda import _loader, cache, compiler
+from pygpukit_cuda.kernels import source
 
 needs_nvrtc = pytest.mark.skipif(
     not _loader.is_nvrtc_available(), reason="no NVRTC: pip install nvidia-cuda-nvrtc"

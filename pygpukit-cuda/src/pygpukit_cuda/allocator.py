@@ -11,6 +11,7 @@ so a block freed by one op can be reused by the next without waiting.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import defaultdict
 from typing import Any
@@ -21,7 +22,7 @@ _ROUND = 512  # bytes; cuMemAlloc aligns to at least 256
 class CudaBuffer:
     """A block of device memory; returned to its allocator when garbage collected."""
 
-    __slots__ = ("ptr", "nbytes", "size", "allocator", "__weakref__")
+    __slots__ = ("__weakref__", "allocator", "nbytes", "ptr", "size")
 
     def __init__(self, ptr: int, nbytes: int, size: int, allocator: CachingAllocator | None):
         self.ptr = ptr
@@ -37,10 +38,9 @@ class CudaBuffer:
     def __del__(self) -> None:
         alloc = self.allocator
         if alloc is not None and self.ptr:
-            try:
+            # at interpreter shutdown the driver may already be gone
+            with contextlib.suppress(Exception):
                 alloc.release(self.ptr, self.size, self.nbytes)
-            except Exception:  # interpreter shutdown: the driver may already be gone
-                pass
 
     def __repr__(self) -> str:
         return f"<CudaBuffer 0x{self.ptr:x} {self.nbytes} bytes>"

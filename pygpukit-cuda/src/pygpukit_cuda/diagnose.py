@@ -39,7 +39,7 @@ def run_checks(report: Report) -> None:
         from .device import context
 
         names = ", ".join(
-            f"cuda:{i} {context(i).name()} (sm_{''.join(map(str, context(i).compute_capability()))})"
+            f"cuda:{i} {context(i).name()} (sm_{''.join(map(str, context(i).compute_capability()))})"  # noqa: E501
             for i in range(count)
         )
         report("CUDA GPUs", True, names)
@@ -56,9 +56,10 @@ def _report_nvrtc(report: Report) -> bool:
 
 
 def _report_compile(report: Report) -> None:
+    from pygpukit import _dtypes as dt
+
     from . import launcher
     from .kernels import source
-    from pygpukit import _dtypes as dt
 
     spec = source.copy_kernel(dt.float32)
     try:

@@ -111,10 +111,7 @@ class JitKernel:
         self.func = func
         self.options = tuple(options)
         if param_types is not None:
-            self.params = [
-                _parse_param(f"{t} __p{i}" if "*" not in t else f"{t} __p{i}", func)
-                for i, t in enumerate(param_types)
-            ]
+            self.params = [_parse_param(f"{t} __p{i}", func) for i, t in enumerate(param_types)]
         else:
             self.params = parse_params(source, func)
         self.block = block
@@ -164,7 +161,7 @@ class JitKernel:
             if bound[i] is not _MISSING:
                 raise TypeError(f"{self.func}() got two values for parameter {key!r}")
             bound[i] = value
-        missing = [p.name for p, v in zip(self.params, bound) if v is _MISSING]
+        missing = [p.name for p, v in zip(self.params, bound, strict=True) if v is _MISSING]
         if missing:
             raise TypeError(f"{self.func}() is missing argument(s): {', '.join(missing)}")
         return bound
@@ -173,7 +170,7 @@ class JitKernel:
         values: list[Any] = []
         device_index: int | None = None
         largest = 0
-        for p, v in zip(self.params, bound):
+        for p, v in zip(self.params, bound, strict=True):
             if p.pointer:
                 ptr, index = _pointer(self.func, p, v)
                 if index is not None:
@@ -240,7 +237,7 @@ def _pointer(func: str, p: Param, v: Any) -> tuple[int, int | None]:
 
 def _scalar(func: str, p: Param, v: Any) -> Any:
     code = p.code
-    if isinstance(v, GPUArray) or isinstance(v, (str, bytes)) or v is None:
+    if isinstance(v, (GPUArray, str, bytes)) or v is None:
         raise TypeError(f"{func}(): argument {p.name!r} is a {p.ctype}, "
                         f"not a {type(v).__name__}")  # fmt: skip
     if isinstance(v, np.generic):

@@ -19,7 +19,7 @@ from .device import context, driver_version_of
 class Function:
     """One kernel loaded on one device."""
 
-    __slots__ = ("context", "module", "handle", "name", "packer", "image", "device_index")
+    __slots__ = ("context", "device_index", "handle", "image", "module", "name", "packer")
 
     def __init__(self, device_index: int, name: str, image: compiler.Image, arg_format: str):
         self.device_index = device_index

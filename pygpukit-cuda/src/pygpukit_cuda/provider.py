@@ -35,7 +35,7 @@ def layout(shape: tuple[int, ...], strides: list[tuple[int, ...]]) -> tuple[int,
     for size, st in dims:
         if merged:
             psize, pst = merged[-1]
-            if all(p == c * size for p, c in zip(pst, st)):
+            if all(p == c * size for p, c in zip(pst, st, strict=True)):
                 merged[-1] = (psize * size, st)
                 continue
         merged.append((size, st))
@@ -88,7 +88,7 @@ def run(spec: source.KernelSpec, out: GPUArray, inputs: list[Any]) -> None:
         return
     ptrs = [out.buffer.ptr + out.offset]
     codes, scalars = [], []
-    for x, as_dtype in zip(inputs, spec.inputs):
+    for x, as_dtype in zip(inputs, spec.inputs, strict=True):
         if isinstance(x, GPUArray):
             ptrs.append(x.buffer.ptr + x.offset)
             codes.append(ctype(x.dtype).code)

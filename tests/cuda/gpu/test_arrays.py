@@ -5,9 +5,8 @@ from __future__ import annotations
 import gc
 
 import numpy as np
-import pytest
-
 import pygpukit as gp
+import pytest
 from pygpukit import _dtypes as dt
 
 pytestmark = pytest.mark.gpu

@@ -4,9 +4,8 @@ strided views, broadcasting, scalars and poisoned outputs."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
-
 import pygpukit as gp
+import pytest
 from pygpukit import _dtypes as dt
 from pygpukit._ops.elementwise import BINARY, UNARY
 from pygpukit._plugins import registry
@@ -98,7 +97,9 @@ BINARY_CASES = [(op, c) for op in BINARY for c, _ in binary_cases(op)]
 
 
 @pytest.mark.parametrize(("op", "dtype"), BINARY_CASES, ids=lambda v: getattr(v, "name", v))
-def test_binary_op_matches_cpu_with_broadcasting_and_scalars(op: str, dtype: dt.DataType) -> None:
+def test_binary_op_matches_cpu_with_broadcasting_and_scalars(
+    op: str, dtype: dt.DataType
+) -> None:
     a_host = values(dtype, (4, 1, 6), op, seed=1)
     b_host = values(dtype, (3, 6), op, seed=2)
     if op in ("floor_divide", "remainder") and dtype.is_integer:
@@ -157,8 +158,11 @@ def test_astype_every_pair_matches_cpu(src: dt.DataType) -> None:
 
 
 def test_special_float_conversions() -> None:
-    specials = np.array([0.0, -0.0, 1.0, 448.0, 464.0, 465.0, 1e6, -1e6, 6e-5, 1e-9, np.inf,
-                         -np.inf, 65504.0, 65520.0, 1 + 2**-8 + 2**-30], dtype=np.float64)  # fmt: skip
+    specials = np.array(
+        [0.0, -0.0, 1.0, 448.0, 464.0, 465.0, 1e6, -1e6, 6e-5, 1e-9, np.inf, -np.inf,
+         65504.0, 65520.0, 1 + 2**-8 + 2**-30],
+        dtype=np.float64,
+    )  # fmt: skip
     x = gp.asarray(specials, device="cuda")
     for dst in (dt.float16, dt.bfloat16, dt.float8_e4m3fn, dt.float8_e5m2, dt.float32):
         got = x.astype(dst).to_numpy().astype(np.float64)

@@ -58,7 +58,8 @@ def unary_expr(op: str, t: CType, approximate: str = "none") -> str:
         if approximate == "tanh":
             inner = f"({m})0.7978845608028654 * (a + ({m})0.044715 * a * a * a)"
             return f"(({m})0.5 * a * (({m})1 + {_f(t, 'tanh')}({inner})))"
-        return f"(({m})0.5 * a * (({m})1 + {_f(t, 'erf')}(a * ({m})0.7071067811865476)))"
+        # erfc(-x/sqrt2) = 1 + erf(x/sqrt2) without the cancellation for negative x
+        return f"(({m})0.5 * a * {_f(t, 'erfc')}(-a * ({m})0.7071067811865476))"
     if op == "isnan":
         return "(a != a)" if fl else "false"
     if op == "isinf":

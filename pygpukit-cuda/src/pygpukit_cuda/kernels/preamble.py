@@ -79,8 +79,10 @@ PGK_LDST(float16, unsigned short, float, pgk_h2f(s), pgk_f2h(v))
 PGK_LDST(bfloat16, unsigned short, float, pgk_b2f(s), pgk_f2b(v))
 PGK_LDST(float32, float, float, s, v)
 PGK_LDST(float64, double, double, s, v)
-PGK_LDST(float8_e4m3fn, unsigned char, float, pgk_f8_to_f(s, 3, 7, true), pgk_f_to_f8(v, 3, 7, true))
-PGK_LDST(float8_e5m2, unsigned char, float, pgk_f8_to_f(s, 2, 15, false), pgk_f_to_f8(v, 2, 15, false))
+PGK_LDST(float8_e4m3fn, unsigned char, float,
+         pgk_f8_to_f(s, 3, 7, true), pgk_f_to_f8(v, 3, 7, true))
+PGK_LDST(float8_e5m2, unsigned char, float,
+         pgk_f8_to_f(s, 2, 15, false), pgk_f_to_f8(v, 2, 15, false))
 
 // ---- strided layout: element i's byte offset in each operand ------------------------
 struct PgkLayout {
@@ -137,7 +139,8 @@ __device__ __forceinline__ long long pgk_floordiv_i(long long a, long long b) {
   if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1;
   return q;
 }
-__device__ __forceinline__ unsigned long long pgk_floordiv_u(unsigned long long a, unsigned long long b) {
+__device__ __forceinline__ unsigned long long pgk_floordiv_u(unsigned long long a,
+                                                             unsigned long long b) {
   return b == 0 ? 0 : a / b;
 }
 __device__ __forceinline__ long long pgk_remainder_i(long long a, long long b) {
@@ -146,7 +149,8 @@ __device__ __forceinline__ long long pgk_remainder_i(long long a, long long b) {
   if (r != 0 && ((r < 0) != (b < 0))) r += b;
   return r;
 }
-__device__ __forceinline__ unsigned long long pgk_remainder_u(unsigned long long a, unsigned long long b) {
+__device__ __forceinline__ unsigned long long pgk_remainder_u(unsigned long long a,
+                                                              unsigned long long b) {
   return b == 0 ? 0 : a % b;
 }
 // Integer power by squaring; a negative exponent gives 0 (NumPy refuses it).

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pygpukit import _dtypes as dt
 from pygpukit._ops.elementwise import BINARY, UNARY
 
-from .ctypes_table import ctype, convert, load_any, store
+from .ctypes_table import convert, ctype, load_any, store
 from .ops import PREDICATES, binary_expr, unary_expr
 from .preamble import MAX_DIMS, MAX_OPERANDS, PREAMBLE
 
