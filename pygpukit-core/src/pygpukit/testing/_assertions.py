@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from .._array import GPUArray
@@ -77,6 +78,7 @@ def _compare_close(
         bad = (got_nan != exp_nan) | (
             ~exp_nan & ~both_inf & ~(abs_err <= atol + rtol * np.abs(exp))
         )
+        bad |= np.isinf(exp) & ~both_inf  # inf - inf is within any tolerance of inf
     if not bad.any():
         return
     ok = ~exp_nan & ~got_nan & ~both_inf
@@ -96,12 +98,17 @@ def _compare_close(
 def poison_value(dtype: Any, *, alternate: bool = False) -> bool | int | float:
     """The value `poison` writes: NaN for floats, an extreme for ints, True for bool.
 
-    `alternate=True` gives a second, different value (the other extreme, -inf, False),
+    `alternate=True` gives a second, different value (-inf, or the lowest finite value
+    for float8_e4m3fn, which has no inf; the other integer extreme; False),
     so a test can poison twice and catch a kernel that skips elements of any dtype.
     """
     d = as_dtype(dtype)
     if d.is_floating:
-        return float("-inf") if alternate else float("nan")
+        if not alternate:
+            return float("nan")
+        np_dtype = d.to_numpy_dtype()
+        has_inf = bool(np.isinf(np.array(np.inf).astype(np_dtype)))
+        return float("-inf") if has_inf else float(ml_dtypes.finfo(np_dtype).min)
     if d.kind == "b":
         return not alternate
     info = np.iinfo(d.to_numpy_dtype())

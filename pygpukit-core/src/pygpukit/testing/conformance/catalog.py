@@ -66,6 +66,10 @@ class OpSpec:
         return self.label or self.name
 
 
+#: builds the cases of one op for (random generator, dtype, device)
+CasesFn = Callable[[np.random.Generator, DataType, Device], list["Case"]]
+
+
 # -- inputs --------------------------------------------------------------------------
 def float_domain(lo: float, hi: float) -> Domain:
     """Floats in [lo, hi]; integers in the whole numbers of that range (within the defaults)."""
@@ -236,7 +240,9 @@ def _with_specials(rng: np.random.Generator, host: np.ndarray) -> np.ndarray:
     return flat.reshape(host.shape)
 
 
-def _reference(ref: Ref, inputs: Sequence[Any], compute: DataType, out: DataType, exact: bool):
+def _reference(
+    ref: Ref, inputs: Sequence[Any], compute: DataType, out: DataType, exact: bool
+) -> np.ndarray:
     """The NumPy result: exact ops in the compute dtype, float ops in float64."""
     if exact or not out.is_floating:
         args = [np.asarray(a).astype(_np(compute)).astype(_math(compute)) for a in inputs]
@@ -247,7 +253,7 @@ def _reference(ref: Ref, inputs: Sequence[Any], compute: DataType, out: DataType
         return np.asarray(ref(*args), dtype=np.float64)
 
 
-def _unary_cases(op: str, ref: Ref, domain: Domain, exact: bool, params: dict[str, Any]):
+def _unary_cases(op: str, ref: Ref, domain: Domain, exact: bool, params: dict[str, Any]) -> CasesFn:
     def cases(rng: np.random.Generator, d: DataType, device: Device) -> list[Case]:
         out_dtype = unary_out_dtype(op, d)
         compute = out_dtype if UNARY[op][0] in ("keep", "float") else d
@@ -261,7 +267,7 @@ def _unary_cases(op: str, ref: Ref, domain: Domain, exact: bool, params: dict[st
             expected = _reference(lambda x: ref(x), [h], compute, out_dtype, exact)
 
             def run(name: str, g: GPUArray = g) -> GPUArray:
-                return fn(g, backend=name, **params)  # type: ignore[no-any-return]
+                return fn(g, backend=name, **params)
 
             def direct(kernel: Callable[..., Any], out: GPUArray, g: GPUArray = g) -> None:
                 kernel(g, out, **params)
@@ -350,7 +356,9 @@ def _scalar(rng: np.random.Generator, d: DataType, domain: Domain | str) -> bool
     return int(value) if d.is_integer else float(value)
 
 
-def _binary_cases(op: str, ref: Ref, dom1: Domain | str, dom2: Domain | str, exact: bool):
+def _binary_cases(
+    op: str, ref: Ref, dom1: Domain | str, dom2: Domain | str, exact: bool
+) -> CasesFn:
     fn = getattr(gp, op)
 
     def case(label: str, x1: Any, x2: Any, h1: Any, h2: Any) -> Case:
@@ -359,7 +367,7 @@ def _binary_cases(op: str, ref: Ref, dom1: Domain | str, dom2: Domain | str, exa
         shape = expected.shape
 
         def run(name: str) -> GPUArray:
-            return fn(x1, x2, backend=name)  # type: ignore[no-any-return]
+            return fn(x1, x2, backend=name)
 
         def direct(kernel: Callable[..., Any], out: GPUArray) -> None:
             a = x1.broadcast_to(shape) if isinstance(x1, GPUArray) else x1
@@ -560,7 +568,7 @@ def _triangle_cases(op: str) -> Callable[[np.random.Generator, DataType, Device]
             expected = ref(h, k)
 
             def run(name: str, g: GPUArray = g, k: int = k) -> GPUArray:
-                return fn(g, k=k, backend=name)  # type: ignore[no-any-return]
+                return fn(g, k=k, backend=name)
 
             def direct(kernel: Callable[..., Any], out: GPUArray, g: GPUArray = g,
                        k: int = k) -> None:  # fmt: skip

@@ -56,12 +56,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def pool_unchanged(device: Device) -> Iterator[None]:
     """A kernel must not leak device memory: the pool's `used` count returns to where it was."""
     backend = backend_of(device)
-    gc.collect()
     before = backend.memory_stats(device).get("used")
     yield
-    gc.collect()
     after = backend.memory_stats(device).get("used")
-    assert before == after, f"device pool holds {after - before} more bytes after the test"
+    if after != before:  # arrays are freed by refcount; a full collection only when needed
+        gc.collect()
+        after = backend.memory_stats(device).get("used")
+    assert before == after, f"device pool used {before} bytes before the test, {after} after"
 
 
 def _rng(spec: OpSpec, dtype: DataType) -> np.random.Generator:
@@ -85,47 +86,33 @@ def test_public_op_matches_numpy(
         _check(case, spec, dtype, result, "public call")
 
 
-def test_kernel_writes_every_element(
+def test_kernel_on_poisoned_outputs(
     spec: OpSpec, dtype: DataType, backend: str, device: Device
 ) -> None:
-    """Called on a poisoned output, the kernel overwrites all of it (twice, two poisons)."""
+    """Called directly, the kernel overwrites every element of a poisoned output (two
+    different poisons), and handed every other column of a poisoned parent it leaves the
+    columns in between alone."""
     kernel = registry().providers[backend].kernels[spec.name].fn
     for case in spec.cases(_rng(spec, dtype), dtype, device):
         if case.direct is None:
             continue
+        shape = case.expected.shape
         for alternate in (False, True):
-            out = poison(
-                GPUArray.empty(case.expected.shape, case.dtype, device), alternate=alternate
-            )
+            out = poison(GPUArray.empty(shape, case.dtype, device), alternate=alternate)
             case.direct(kernel, out)
             _check(case, spec, dtype, out, f"kernel into a poisoned output, alternate={alternate}")
-
-
-def test_kernel_writes_only_its_strided_output(
-    spec: OpSpec, dtype: DataType, backend: str, device: Device
-) -> None:
-    """Handed every other column of a poisoned parent, the kernel leaves the others alone."""
-    kernel = registry().providers[backend].kernels[spec.name].fn
-    checked = 0
-    for case in spec.cases(_rng(spec, dtype), dtype, device):
-        shape = case.expected.shape
-        if case.direct is None or not case.strided_out or not shape:
+        if not case.strided_out or not shape:
             continue
         parent = poison(GPUArray.empty((*shape[:-1], 2 * shape[-1]), case.dtype, device))
         out = parent[..., ::2]
         case.direct(kernel, out)
         _check(case, spec, dtype, out, "kernel into a strided output")
         untouched = parent[..., 1::2].to_numpy()
-        value = poison_value(case.dtype)
-        intact = (
-            np.isnan(untouched.astype(np.float64))
-            if case.dtype.is_floating
-            else (untouched == value)
-        )
+        if case.dtype.is_floating:
+            intact = np.isnan(untouched.astype(np.float64))
+        else:
+            intact = untouched == poison_value(case.dtype)
         assert np.all(intact), f"{spec.id}[{dtype.name}] {case.label}: wrote outside its output"
-        checked += 1
-    if not checked:
-        pytest.skip(f"{spec.id}: its kernel convention has no strided output")
 
 
 def test_undeclared_dtypes_are_refused(backend: str, device: Device) -> None:
