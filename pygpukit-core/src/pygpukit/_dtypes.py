@@ -87,7 +87,8 @@ class DataType:
         return hash(self.name)
 
     def __reduce__(self) -> str:
-        return self.name  # pickles as the module-level constant
+        # pickles as the module-level constant; the boolean one is named bool_ there
+        return "bool_" if self.name == "bool" else self.name
 
 
 bool_ = DataType("bool", np.bool_, "b")
