@@ -1,0 +1,334 @@
+"""The cases that are not one array op: host overhead of tiny ops, and kernel compile times.
+
+Tiny ops: many back-to-back ``add`` calls on 1-element arrays, timed on the host clock with
+one synchronize at the end, so the number is what the library costs per call.
+
+Compile: a cold NVRTC compile through ``gp.jit`` (a fresh cache folder and a source no
+cache has seen), and a cached kernel's first launch in a new process, which must come
+from the disk cache (the child process reports the compiler's counters to prove it).
+CuPy's ``RawKernel`` is timed the same way where CuPy is present.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .cases import SpecialCase
+from .peers import Peer
+from .results import ERROR, FAIL, MISSING, PASS, PeerResult, Row
+from .runner import Bench, _join, _short
+from .timing import HostClock, Stats
+
+# -- tiny ops ---------------------------------------------------------------------------
+
+
+def _per_call(fn: Callable[[], Any], sync: Callable[[], None], calls: int, bench: Bench) -> Stats:
+    """Per-call ms of `calls` back-to-back calls, one sync at the end, over repeats."""
+    clock = HostClock(sync)
+    for _ in range(max(1, bench.warmup)):
+        clock.time(fn, min(calls, 100))
+    samples = []
+    deadline = time.perf_counter() + bench.budget_s
+    for _ in range(bench.repeats):
+        samples.append(clock.time(fn, calls) / calls)
+        if len(samples) >= min(3, bench.repeats) and time.perf_counter() > deadline:
+            break
+    return Stats.of(samples, inner=calls)
+
+
+def run_tiny(case: SpecialCase, bench: Bench) -> Row:
+    calls = int(case.params["calls"])
+    row = Row(case.family, case.op, case.case, unit="us/call", tol=0.0)
+    try:
+        _tiny_ours(row, calls, bench)
+    except Exception as exc:  # report, don't crash
+        row.status, row.note = ERROR, f"{type(exc).__name__}: {_short(exc)}"
+    finally:
+        bench.release()
+    for peer in bench.peers:
+        row.peers.append(_tiny_peer(peer, calls, bench))
+        bench.release()
+    _ratios(row)
+    return row
+
+
+def _tiny_ours(row: Row, calls: int, bench: Bench) -> None:
+    import pygpukit as gp
+
+    a = gp.asarray(np.array([1.5], dtype=np.float32), device=bench.device)
+    b = gp.asarray(np.array([2.25], dtype=np.float32), device=bench.device)
+    expl = gp.explain("add", a, b)
+    if expl.chosen is None:
+        row.status, row.note = MISSING, f"no provider has add on {bench.device}"
+        return
+    row.provider = expl.chosen
+    got = gp.add(a, b).to_numpy()
+    if got.shape != (1,) or float(got[0]) != 3.75:
+        row.status, row.error = FAIL, float("inf")
+        row.note = f"wrong result, not timed: {got!r}, want [3.75]"
+        return
+    row.error = 0.0
+    row.stats = _per_call(lambda: gp.add(a, b), bench.sync, calls, bench)
+    row.status = PASS
+
+
+def _tiny_peer(peer: Peer, calls: int, bench: Bench) -> PeerResult:
+    result = PeerResult(peer.name)
+    if not peer.load():
+        result.note = peer.note
+        return result
+    try:
+        a = peer.put(np.array([1.5], dtype=np.float32), "float32")
+        b = peer.put(np.array([2.25], dtype=np.float32), "float32")
+        add = peer.xp.add
+        result.error = 0.0 if float(peer.get(add(a, b))[0]) == 3.75 else 1.0
+        result.stats = _per_call(lambda: add(a, b), peer.sync, calls, bench)
+    except Exception as exc:
+        result.note = f"{peer.name}: {type(exc).__name__}: {_short(exc)}"
+    return result
+
+
+def _ratios(row: Row) -> None:
+    if row.stats is None or row.stats.median_ms <= 0:
+        return
+    for p in row.peers:
+        if p.stats is not None:
+            p.ratio = p.stats.median_ms / row.stats.median_ms
+
+
+# -- compile ----------------------------------------------------------------------------
+KERNEL = "pgk_bench_saxpy"
+SOURCE = r"""
+extern "C" __global__ void pgk_bench_saxpy(float* y, const float* x, float a, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * x[i] + y[i];
+}
+"""
+
+
+def _source(tag: str) -> str:
+    """The kernel with a comment no cache has seen (a new key in every cache)."""
+    return f"// pygpukit benchmark {tag}\n{SOURCE}"
+
+
+def _jit_missing(bench: Bench) -> str:
+    if bench.device.type != "cuda":
+        return f"gp.jit compiles for the cuda device; this run is on {bench.device}"
+    from .._plugins import registry
+
+    if registry().namespaces.get("jit") is None:
+        return "gp.jit is not registered: pygpukit-cuda is not installed or did not load"
+    import pygpukit as gp
+
+    if not gp.is_nvrtc_available():
+        return "NVRTC was not found: gp.jit cannot compile"
+    return ""
+
+
+def _saxpy_ok(gp: Any, kernel: Any, device: Any) -> bool:
+    x = np.arange(1000, dtype=np.float32)
+    xs, ys = gp.asarray(x, device=device), gp.asarray(np.ones_like(x), device=device)
+    kernel(ys, xs, 2.0, x.size)
+    return bool(np.array_equal(ys.to_numpy(), 2 * x + 1))
+
+
+def run_compile(case: SpecialCase, bench: Bench) -> Row:
+    row = Row(case.family, case.op, case.case, unit="ms")
+    why = _jit_missing(bench)
+    if why:
+        row.status, row.note = MISSING, why
+    else:
+        try:
+            if case.kind == "compile_cold":
+                _compile_cold(row, bench)
+            else:
+                _compile_cached(row, bench)
+        except Exception as exc:
+            row.status, row.note = ERROR, f"{type(exc).__name__}: {_short(exc)}"
+        finally:
+            bench.release()
+    for peer in bench.peers:
+        row.peers.append(_compile_peer(case, peer, bench))
+    _ratios(row)
+    return row
+
+
+def _compile_repeats(bench: Bench) -> int:
+    return max(3, min(bench.repeats, 7))
+
+
+def _compile_cold(row: Row, bench: Bench) -> None:
+    import pygpukit as gp
+
+    fresh = tempfile.TemporaryDirectory(prefix="pgk-bench-cache-")
+    with fresh as tmp, gp.config.use(cache_dir=tmp):
+        # loads NVRTC and the driver's module machinery once, outside the numbers
+        warm = gp.jit(_source(f"warm {uuid.uuid4().hex}"), func=KERNEL, device=bench.device)
+        if not _saxpy_ok(gp, warm, bench.device):
+            row.status, row.note, row.error = FAIL, "the compiled kernel computed wrong", 1.0
+            return
+        samples = []
+        for _ in range(_compile_repeats(bench)):
+            src = _source(f"cold {uuid.uuid4().hex}")
+            start = time.perf_counter()
+            gp.jit(src, func=KERNEL, device=bench.device)
+            samples.append((time.perf_counter() - start) * 1e3)
+    row.stats, row.status, row.error = Stats.of(samples), PASS, 0.0
+    row.provider = "cuda (NVRTC)"
+    row.note = "gp.jit: NVRTC compile + module load; a fresh cache folder, an unseen source"
+
+
+CHILD = r"""
+import json, sys, time
+import numpy as np
+import pygpukit as gp
+from pygpukit_cuda import compiler
+src = open(sys.argv[1]).read()
+device = gp.Device.parse("cuda:" + sys.argv[2])
+x = np.arange(1000, dtype=np.float32)
+xs, ys = gp.asarray(x, device=device), gp.asarray(np.ones_like(x), device=device)
+t0 = time.perf_counter()
+k = gp.jit(src, func=sys.argv[3], device=device)
+t1 = time.perf_counter()
+k(ys, xs, 2.0, x.size)
+ok = bool(np.array_equal(ys.to_numpy(), 2 * x + 1))
+t2 = time.perf_counter()
+print(json.dumps({"jit_ms": (t1 - t0) * 1e3, "launch_ms": (t2 - t1) * 1e3, "ok": ok,
+                  "stats": compiler.stats()}))
+"""
+
+
+def _child_env(cache_var: str, cache_dir: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env[cache_var] = cache_dir
+    here = str(Path(__file__).resolve().parents[2])  # the folder holding pygpukit
+    env["PYTHONPATH"] = os.pathsep.join([here, *filter(None, [env.get("PYTHONPATH")])])
+    return env
+
+
+def _run_child(code: str, args: list[str], env: dict[str, str]) -> dict[str, Any]:
+    proc = subprocess.run(
+        [sys.executable, "-c", code, *args], env=env, capture_output=True, text=True,
+        timeout=120, check=False,
+    )  # fmt: skip
+    if proc.returncode != 0:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+        raise RuntimeError(f"child process exited {proc.returncode}: {' | '.join(tail)}")
+    return dict(json.loads(proc.stdout.strip().splitlines()[-1]))
+
+
+def _compile_cached(row: Row, bench: Bench) -> None:
+    import pygpukit as gp
+
+    with tempfile.TemporaryDirectory(prefix="pgk-bench-cache-") as tmp:
+        src = _source(f"cached {uuid.uuid4().hex}")
+        with gp.config.use(cache_dir=tmp):
+            gp.jit(src, func=KERNEL, device=bench.device)  # fills the disk cache
+        path = Path(tmp) / "source.cu"
+        path.write_text(src)
+        env = _child_env("PYGPUKIT_CACHE_DIR", tmp)
+        samples, jits, launches = [], [], []
+        for _ in range(_compile_repeats(bench)):
+            out = _run_child(CHILD, [str(path), str(bench.device.index), KERNEL], env)
+            stats = out["stats"]
+            if not out["ok"] or stats.get("compiled", 1) != 0 or stats.get("disk_hits", 0) < 1:
+                row.status, row.error = FAIL, 1.0
+                row.note = (f"the new process did not take the kernel from the disk cache "
+                            f"or computed wrong: {out}")  # fmt: skip
+                return
+            jits.append(out["jit_ms"])
+            launches.append(out["launch_ms"])
+            samples.append(out["jit_ms"] + out["launch_ms"])
+    row.stats, row.status, row.error = Stats.of(samples), PASS, 0.0
+    row.provider = "cuda (disk cache)"
+    row.extra = {
+        "jit_ms": Stats.of(jits).median_ms,
+        "first_launch_ms": Stats.of(launches).median_ms,
+    }
+    row.note = (f"in a new process: gp.jit from the disk cache {row.extra['jit_ms']:.2f} ms "
+                f"+ first launch and copy back {row.extra['first_launch_ms']:.2f} ms; "
+                "0 compiles")  # fmt: skip
+
+
+CUPY_CHILD = r"""
+import json, sys, time
+import numpy as np
+import cupy as cp
+src = open(sys.argv[1]).read()
+cp.cuda.Device(int(sys.argv[2])).use()
+x = cp.arange(1000, dtype=cp.float32); y = cp.ones_like(x)
+cp.cuda.Device().synchronize()
+t0 = time.perf_counter()
+k = cp.RawKernel(src, sys.argv[3]); k.compile()
+t1 = time.perf_counter()
+k((4,), (256,), (y, x, np.float32(2.0), np.int32(1000)))
+ok = bool((cp.asnumpy(y) == 2 * np.arange(1000, dtype=np.float32) + 1).all())
+t2 = time.perf_counter()
+print(json.dumps({"jit_ms": (t1 - t0) * 1e3, "launch_ms": (t2 - t1) * 1e3, "ok": ok}))
+"""
+
+
+def _compile_peer(case: SpecialCase, peer: Peer, bench: Bench) -> PeerResult:
+    result = PeerResult(peer.name)
+    if peer.name != "cupy":
+        result.note = f"{peer.name}: no run-time compiler comparable to gp.jit"
+        return result
+    if not peer.load():
+        result.note = peer.note
+        return result
+    cp = peer.xp
+    samples: list[float] = []
+    try:
+        with tempfile.TemporaryDirectory(prefix="pgk-bench-cupy-") as tmp:
+            old = os.environ.get("CUPY_CACHE_DIR")
+            os.environ["CUPY_CACHE_DIR"] = tmp
+            try:
+                warm = cp.RawKernel(_source(f"warm {uuid.uuid4().hex}"), KERNEL)
+                warm.compile()
+                if case.kind == "compile_cold":
+                    for _ in range(_compile_repeats(bench)):
+                        k = cp.RawKernel(_source(f"cold {uuid.uuid4().hex}"), KERNEL)
+                        start = time.perf_counter()
+                        k.compile()
+                        samples.append((time.perf_counter() - start) * 1e3)
+                    result.note = "cupy.RawKernel(...).compile(), a source no cache has seen"
+                else:
+                    src = _source(f"cached {uuid.uuid4().hex}")
+                    cp.RawKernel(src, KERNEL).compile()
+                    path = Path(tmp) / "source.cu"
+                    path.write_text(src)
+                    env = _child_env("CUPY_CACHE_DIR", tmp)
+                    for _ in range(_compile_repeats(bench)):
+                        out = _run_child(CUPY_CHILD, [str(path), str(bench.device.index),
+                                                      KERNEL], env)  # fmt: skip
+                        if not out["ok"]:
+                            raise RuntimeError("cupy's cached kernel computed wrong")
+                        samples.append(out["jit_ms"] + out["launch_ms"])
+                    result.note = "cupy.RawKernel from CuPy's disk cache in a new process"
+            finally:
+                if old is None:
+                    os.environ.pop("CUPY_CACHE_DIR", None)
+                else:
+                    os.environ["CUPY_CACHE_DIR"] = old
+        result.stats = Stats.of(samples)
+        result.error = 0.0
+    except Exception as exc:
+        result.note = _join(result.note, f"cupy: {type(exc).__name__}: {_short(exc)}")
+    return result
+
+
+def run_special(case: SpecialCase, bench: Bench) -> Row:
+    if case.kind == "tiny":
+        return run_tiny(case, bench)
+    return run_compile(case, bench)
