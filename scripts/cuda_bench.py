@@ -10,7 +10,6 @@ from __future__ import annotations
 import statistics
 
 import numpy as np
-
 import pygpukit as gp
 from pygpukit_cuda import _loader
 from pygpukit_cuda.device import context

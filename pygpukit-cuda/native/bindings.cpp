@@ -35,6 +35,7 @@ PYBIND11_MODULE(_native, m) {
     m.doc() = "CUDA driver and NVRTC, opened at run time (no CUDA Toolkit needed to build)";
     m.attr("ABI_VERSION") = kAbiVersion;
     m.attr("ALLOCATOR_CAPSULE_NAME") = pgk::kAllocatorCapsuleName;
+    m.attr("ALLOCATOR_TABLE_SIZE") = sizeof(pgk::DeviceAllocatorV1);
 
     auto cuda_error = py::register_exception<pgk::CudaError>(m, "CudaError", PyExc_RuntimeError);
     py::register_exception<pgk::NvrtcError>(m, "NvrtcError", PyExc_RuntimeError);

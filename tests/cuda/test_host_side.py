@@ -88,3 +88,12 @@ def test_jit_binds_and_checks_arguments_before_any_launch() -> None:
     with pytest.raises(OverflowError, match="does not fit a int"):
         jit._scalar("scale", p[2], 2**40)
     assert jit._scalar("scale", p[1], 2) == 2.0
+
+
+def test_allocator_table_layout_matches_the_rust_runtime() -> None:
+    rust = pytest.importorskip("_pygpukit_rust")
+    from pygpukit_cuda import _loader
+
+    native = _loader.native()
+    assert native.ALLOCATOR_CAPSULE_NAME == rust.DEVICE_ALLOCATOR_CAPSULE_NAME
+    assert native.ALLOCATOR_TABLE_SIZE == rust.DEVICE_ALLOCATOR_TABLE_SIZE

@@ -1,17 +1,21 @@
-"""Device memory for CUDA arrays: a small caching allocator over cuMemAlloc/cuMemFree.
+"""Device memory for CUDA arrays: the Rust runtime's pool, or a small Python cache.
 
-`make_device_allocator(context)` is the one place the backend gets its allocator from: when
-the Rust runtime's pool takes the native allocator table (``Context.allocator_capsule()``,
-ABI ``pygpukit.device_allocator_v1``), only that function changes.
+`make_device_allocator(context, device)` is the one place the backend gets its allocator
+from. By default it is the Rust `MemoryPool` over this context's C ABI allocator table
+(``Context.allocator_capsule()``, ABI ``pygpukit.device_allocator_v1``: cuMemAlloc,
+cuMemFree, cuMemcpy*), registered as the device's pool so the scheduler and transfer engine
+see it. ``PYGPUKIT_CUDA_ALLOCATOR=caching`` (or a missing Rust runtime) gives the Python
+caching allocator instead: freed blocks kept by rounded size, the cache released and the
+allocation retried once on out-of-memory.
 
-Freed blocks are kept by rounded size and handed out again; on out-of-memory the cache is
-released and the allocation retried once. All kernels run on the default stream, in order,
-so a block freed by one op can be reused by the next without waiting.
+All kernels run on the default stream, in order, so a block freed by one op can be reused
+by the next without waiting.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from collections import defaultdict
 from typing import Any
@@ -125,9 +129,67 @@ class CachingAllocator:
         with self._lock:
             out = dict(self._stats)
         out["reserved"] = out["used"] + out["cached"]
+        out["allocator"] = "python cache"
         return out
 
 
-def make_device_allocator(context: Any, device: str) -> CachingAllocator:
+class PoolBuffer:
+    """A block of the Rust pool; it goes back to the pool when garbage collected."""
+
+    __slots__ = ("__weakref__", "block", "context", "nbytes", "ptr")
+
+    def __init__(self, block: Any, nbytes: int, context: Any) -> None:
+        self.block = block
+        # eviction is off for device pools, so the pointer never moves
+        self.ptr = int(block.ptr) if block is not None else 0
+        self.nbytes = nbytes
+        self.context = context
+
+    def __repr__(self) -> str:
+        return f"<PoolBuffer 0x{self.ptr:x} {self.nbytes} bytes>"
+
+
+class RustPoolAllocator:
+    """The Rust runtime's MemoryPool over this context's native allocator table."""
+
+    def __init__(self, context: Any, device: str) -> None:
+        import _pygpukit_rust as rust
+
+        self.context = context
+        self.device = device
+        self.pool = rust.MemoryPool.from_capsule(context.allocator_capsule(), device=device)
+        rust.register_device_pool(device, self.pool)
+
+    def allocate(self, nbytes: int) -> PoolBuffer:
+        if nbytes < 0:
+            raise ValueError(f"cannot allocate a negative size ({nbytes} bytes)")
+        if nbytes == 0:
+            return PoolBuffer(None, 0, self.context)  # the pool refuses empty blocks
+        try:
+            block = self.pool.allocate(nbytes)
+        except MemoryError as exc:
+            free, total = self.context.memory_info()
+            raise MemoryError(
+                f"{self.device}: out of memory allocating {nbytes} bytes: {exc} "
+                f"({free} of {total} bytes free on the device)"
+            ) from None
+        return PoolBuffer(block, nbytes, self.context)
+
+    def empty_cache(self) -> int:
+        return int(self.pool.free_all_cached())
+
+    def stats(self) -> dict[str, Any]:
+        out = dict(self.pool.stats())
+        out["cache_hits"] = out.get("reuses", 0)
+        out["allocator"] = "rust pool"
+        return out
+
+
+def make_device_allocator(context: Any, device: str) -> RustPoolAllocator | CachingAllocator:
     """The allocator CUDA arrays of one device get their memory from (the swap point)."""
+    if os.environ.get("PYGPUKIT_CUDA_ALLOCATOR", "pool") != "caching":
+        try:
+            return RustPoolAllocator(context, device)
+        except ImportError:
+            pass  # no Rust runtime: the Python cache below still works
     return CachingAllocator(context, device)

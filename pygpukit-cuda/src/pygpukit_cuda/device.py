@@ -9,10 +9,10 @@ import numpy as np
 from pygpukit import Device, DeviceBackend
 
 from . import _loader
-from .allocator import CachingAllocator, CudaBuffer, make_device_allocator
+from .allocator import CachingAllocator, RustPoolAllocator, make_device_allocator
 
 _contexts: dict[int, Any] = {}
-_allocators: dict[int, CachingAllocator] = {}
+_allocators: dict[int, RustPoolAllocator | CachingAllocator] = {}
 _lock = threading.Lock()
 
 
@@ -31,7 +31,7 @@ def context(index: int) -> Any:
     return ctx
 
 
-def allocator(index: int) -> CachingAllocator:
+def allocator(index: int) -> RustPoolAllocator | CachingAllocator:
     alloc = _allocators.get(index)
     if alloc is None:
         ctx = context(index)
@@ -63,7 +63,7 @@ class CudaBackend(DeviceBackend):
             return f"{mod.driver_status()}, but it sees no GPU"
         return f"{n} GPU(s), {mod.driver_status()}"
 
-    def allocate(self, device: Device, nbytes: int) -> CudaBuffer:
+    def allocate(self, device: Device, nbytes: int) -> Any:
         return allocator(device.index).allocate(nbytes)
 
     def upload(self, buffer: Any, offset: int, host: np.ndarray) -> None:
@@ -83,7 +83,7 @@ class CudaBackend(DeviceBackend):
         stats.update(device_free=int(free), device_total=int(total))
         return stats
 
-    def empty_cache(self, device: Device) -> int:
+    def free_cached(self, device: Device) -> int:
         """Return cached blocks of `device` to the driver; the bytes released."""
         return allocator(device.index).empty_cache()
 
