@@ -32,6 +32,8 @@ def test_cuda_is_the_default_device_and_reports_facts() -> None:
     assert facts["arch"].startswith("sm_") and facts["total_memory"] > 2**30
     assert facts["nvrtc_path"] and facts["driver_version"]
     assert info is None or info
+    assert gp.is_cuda_available() and gp.is_nvrtc_available()
+    assert gp.get_nvrtc_path() == facts["nvrtc_path"]
 
 
 @pytest.mark.parametrize("dtype", dt.ALL_DTYPES, ids=lambda d: d.name)
