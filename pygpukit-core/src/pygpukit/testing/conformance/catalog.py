@@ -35,17 +35,34 @@ Direct = Callable[[Callable[..., Any], GPUArray], None]
 
 @dataclass
 class Case:
-    """One call of an op, with its expected result."""
+    """One call of an op, with its expected result.
+
+    `run` returns one GPUArray, or a tuple of them for ops with several outputs (then
+    `expected` is a tuple of NumPy arrays and `parts` gives each output's dtype).
+    """
 
     label: str
-    run: Callable[[str], GPUArray]
-    expected: np.ndarray
+    run: Callable[[str], Any]
+    expected: Any
     dtype: DataType
     direct: Direct | None = None
     #: whether `direct` may be handed a strided (non-contiguous) output
     strided_out: bool = False
     #: tolerance kind when it differs from the spec's (casts to float in `copy`)
     op_kind: str | None = None
+    #: what `direct` must write when it differs from `expected` (a reduction's keepdims shape)
+    direct_expected: np.ndarray | None = None
+    #: a comparison replacing `assert_allclose`: (actual, expected, message) -> None
+    check: Callable[[GPUArray, np.ndarray, str], None] | None = None
+    #: dtypes besides the tested one that the kernel must declare (indices, mixed inputs)
+    needs: tuple[DataType, ...] = ()
+    #: the dtype of each output when `run` returns a tuple
+    parts: tuple[DataType, ...] = ()
+
+    @property
+    def out_expected(self) -> np.ndarray:
+        """What a direct kernel call must write into its (poisoned) output."""
+        return self.expected if self.direct_expected is None else self.direct_expected
 
 
 @dataclass(frozen=True)
@@ -60,10 +77,17 @@ class OpSpec:
     #: test id (defaults to the kernel name; differs when one kernel has several specs)
     label: str = ""
     extra_kernels: tuple[str, ...] = field(default=())
+    #: the public function the cases call (defaults to the kernel name); a spec whose
+    #: function this PyGPUkit lacks is left out of the catalog
+    function: str = ""
 
     @property
     def id(self) -> str:
         return self.label or self.name
+
+    @property
+    def public(self) -> str:
+        return self.function or self.name
 
 
 #: builds the cases of one op for (random generator, dtype, device)
@@ -393,7 +417,9 @@ def _binary_cases(
         partner = PARTNER.get(d)
         if partner is not None and _binary_ok(op, _fake(d), _fake(partner)):
             g2, h2 = _to_device(_draw(rng, (3, 4), partner, dom2), UNARY_LAYOUTS[0], device)
-            result.append(case(f"mixed with {partner.name}", g1, g2, h1, h2))
+            mixed = case(f"mixed with {partner.name}", g1, g2, h1, h2)
+            mixed.needs = (partner,)
+            result.append(mixed)
         return result
 
     return cases
@@ -606,9 +632,18 @@ def register_family(build: Callable[[], list[OpSpec]]) -> None:
         _FAMILIES.append(build)
 
 
+def _load_builtin_families() -> None:
+    """Register the families of `families/` (imported late: they build on this module)."""
+    from .families import BUILTIN
+
+    for build in BUILTIN:
+        register_family(build)
+
+
 def catalog() -> list[OpSpec]:
     """Every spec of every family whose public function exists in this PyGPUkit."""
+    _load_builtin_families()
     specs: list[OpSpec] = []
     for build in _FAMILIES:
         specs += build()
-    return specs
+    return [s for s in specs if hasattr(gp, s.public)]

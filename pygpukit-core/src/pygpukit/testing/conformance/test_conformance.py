@@ -69,49 +69,100 @@ def _rng(spec: OpSpec, dtype: DataType) -> np.random.Generator:
     return np.random.default_rng(zlib.crc32(f"{spec.id}/{dtype.name}".encode()))
 
 
-def _check(case: Case, spec: OpSpec, dtype: DataType, actual: GPUArray, how: str) -> None:
-    assert_allclose(
-        actual, case.expected, case.dtype, op_kind=case.op_kind or spec.op_kind,
-        err_msg=f"{spec.id}[{dtype.name}] {case.label} ({how})",
-    )  # fmt: skip
+def _check(
+    case: Case, spec: OpSpec, dtype: DataType, actual: Any, how: str, expected: Any = None
+) -> None:
+    want = case.expected if expected is None else expected
+    msg = f"{spec.id}[{dtype.name}] {case.label} ({how})"
+    kind = case.op_kind or spec.op_kind
+    if isinstance(want, tuple):  # several outputs (nonzero, unique, in-place pairs)
+        assert isinstance(actual, tuple) and len(actual) == len(want), (
+            f"{msg}: expected {len(want)} outputs, got {actual!r:.200}"
+        )
+        parts = case.parts or (case.dtype,) * len(want)
+        for i, (got, ref, d) in enumerate(zip(actual, want, parts, strict=True)):
+            assert_allclose(got, ref, d, op_kind=kind, err_msg=f"{msg} output {i}")
+        return
+    if case.check is not None:
+        assert isinstance(actual, GPUArray), f"{msg}: got {type(actual).__name__}"
+        assert actual.dtype is case.dtype, f"{msg}: dtype {actual.dtype}, expected {case.dtype}"
+        case.check(actual, want, msg)
+        return
+    assert_allclose(actual, want, case.dtype, op_kind=kind, err_msg=msg)
+
+
+def _cases(spec: OpSpec, dtype: DataType, backend: str, device: Device) -> list[Case]:
+    """The spec's cases, less those needing dtypes the backend's kernel does not declare."""
+    declared = registry().providers[backend].kernels[spec.name].dtypes
+    cases = spec.cases(_rng(spec, dtype), dtype, device)
+    if declared is None:
+        return cases
+    return [c for c in cases if all(d in declared for d in c.needs)]
+
+
+def _devices_of(result: Any) -> set[Device]:
+    parts = result if isinstance(result, tuple) else (result,)
+    return {p.device for p in parts}
 
 
 def test_public_op_matches_numpy(
     spec: OpSpec, dtype: DataType, backend: str, device: Device
 ) -> None:
     """The public function, forced onto the backend, matches the NumPy reference."""
-    for case in spec.cases(_rng(spec, dtype), dtype, device):
+    for case in _cases(spec, dtype, backend, device):
         result = case.run(backend)
-        assert result.device == device, f"{spec.id} {case.label}: result on {result.device}"
+        where = _devices_of(result)
+        assert where <= {device}, f"{spec.id} {case.label}: result on {where}"
         _check(case, spec, dtype, result, "public call")
+
+
+def _intact(values: GPUArray, dtype: DataType) -> np.ndarray:
+    """Which elements of `values` still hold the (first) poison."""
+    host = values.to_numpy()
+    if dtype.is_floating:
+        return np.isnan(host.astype(np.float64))
+    return host == poison_value(dtype)
 
 
 def test_kernel_on_poisoned_outputs(
     spec: OpSpec, dtype: DataType, backend: str, device: Device
 ) -> None:
     """Called directly, the kernel overwrites every element of a poisoned output (two
-    different poisons), and handed every other column of a poisoned parent it leaves the
+    different poisons); handed a contiguous output inside a poisoned buffer it leaves
+    the guard elements on both sides alone; and where the op's convention allows
+    strided outputs, handed every other column of a poisoned parent it leaves the
     columns in between alone."""
     kernel = registry().providers[backend].kernels[spec.name].fn
-    for case in spec.cases(_rng(spec, dtype), dtype, device):
+    for case in _cases(spec, dtype, backend, device):
         if case.direct is None:
             continue
-        shape = case.expected.shape
+        want = case.out_expected
+        shape = want.shape
         for alternate in (False, True):
             out = poison(GPUArray.empty(shape, case.dtype, device), alternate=alternate)
             case.direct(kernel, out)
-            _check(case, spec, dtype, out, f"kernel into a poisoned output, alternate={alternate}")
+            how = f"kernel into a poisoned output, alternate={alternate}"
+            _check(case, spec, dtype, out, how, want)
+        size = int(np.prod(shape))
+        guard = 3
+        buffer = poison(GPUArray.empty((size + 2 * guard,), case.dtype, device))
+        out = buffer[guard : guard + size].reshape(shape)
+        case.direct(kernel, out)
+        _check(case, spec, dtype, out, "kernel into an output at an offset", want)
+        outside = np.concatenate(
+            [_intact(buffer[:guard], case.dtype), _intact(buffer[guard + size :], case.dtype)]
+        )
+        assert np.all(outside), (
+            f"{spec.id}[{dtype.name}] {case.label}: wrote outside its output (guard elements "
+            f"{np.flatnonzero(~outside).tolist()} of {2 * guard} changed)"
+        )
         if not case.strided_out or not shape:
             continue
         parent = poison(GPUArray.empty((*shape[:-1], 2 * shape[-1]), case.dtype, device))
         out = parent[..., ::2]
         case.direct(kernel, out)
-        _check(case, spec, dtype, out, "kernel into a strided output")
-        untouched = parent[..., 1::2].to_numpy()
-        if case.dtype.is_floating:
-            intact = np.isnan(untouched.astype(np.float64))
-        else:
-            intact = untouched == poison_value(case.dtype)
+        _check(case, spec, dtype, out, "kernel into a strided output", want)
+        intact = _intact(parent[..., 1::2], case.dtype)
         assert np.all(intact), f"{spec.id}[{dtype.name}] {case.label}: wrote outside its output"
 
 

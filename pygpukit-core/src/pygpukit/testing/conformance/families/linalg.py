@@ -1,0 +1,7 @@
+"""placeholder"""
+
+from ..catalog import OpSpec
+
+
+def specs() -> list[OpSpec]:
+    return []
