@@ -46,6 +46,18 @@ def fmt_rate(value: float | None, unit: str) -> str:
     return f"{value:.{digits}f} {unit}"
 
 
+def fmt_rates(row: Row) -> str:
+    """'2318 / 3030 GB/s': pygpukit's rate and the fastest peer's ('-' where none)."""
+    if row.unit not in ("GB/s", "TFLOP/s"):
+        return "-"
+    best = max((p.rate for p in row.peers if p.rate is not None), default=None)
+    if row.rate is None and best is None:
+        return "-"
+    ours = "-" if row.rate is None else fmt_rate(row.rate, "").strip()
+    theirs = "-" if best is None else fmt_rate(best, "").strip()
+    return f"{ours} / {theirs} {row.unit}"
+
+
 def fmt_ratio(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}x"
 
@@ -68,7 +80,7 @@ def peer_names(run: Run) -> list[str]:
 def family_table(rows: list[Row], peers: list[str]) -> tuple[str, list[str]]:
     """(the table, its numbered notes) for one family's rows."""
     headers = ["op", "case", "pygpukit"] + peers + [f"vs {p}" for p in peers]
-    headers += ["rate", "provider", "check"]
+    headers += ["rate: pygpukit / best peer", "provider", "check"]
     notes: list[str] = []
     body = []
     for r in rows:
@@ -82,9 +94,7 @@ def family_table(rows: list[Row], peers: list[str]) -> tuple[str, list[str]]:
         by_name = {p.name: p for p in r.peers}
         cells += [fmt_time(by_name[p].stats, r.unit) if p in by_name else "-" for p in peers]
         cells += [fmt_ratio(by_name[p].ratio) if p in by_name else "-" for p in peers]
-        unit = r.unit if r.unit not in ("us/call", "ms") else ""
-        cells += [fmt_rate(r.rate, unit) if unit else "-", r.provider,
-                  " ".join([fmt_check(r), *marks])]  # fmt: skip
+        cells += [fmt_rates(r), r.provider, " ".join([fmt_check(r), *marks])]
         body.append(cells)
     return markdown_table(headers, body), notes
 
