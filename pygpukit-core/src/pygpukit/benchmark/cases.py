@@ -285,7 +285,7 @@ def reductions(sizes: Sizes) -> list[Case]:
 
 #: matmul modes: (label, storage dtype, allow_tf32, tolerance)
 MATMUL_MODES = (
-    ("float32", "float32", False, 1e-5),
+    ("float32", "float32", False, 3e-5),  # TF32 lands near 3e-4: ten times over
     ("tf32", "float32", True, 3e-3),
     ("float16", "float16", False, 3e-3),
     ("bfloat16", "bfloat16", False, 1e-2),

@@ -52,7 +52,8 @@ def parser() -> argparse.ArgumentParser:
         default=[],
         metavar="KEY=V1,V2",
         help="replace one size list: vector=2^20,2^28 rows=8192 cols=4096 "
-        "matmul=1024,4096 calls=5000 (repeat the option for several)",
+        "matmul=1024,4096 calls=5000 (repeat the option for several; the GPU's defaults "
+        "are vector=2^20,2^28 rows=8192 matmul=1024,4096,8192, the CPU's smaller)",
     )
     p.add_argument(
         "--repeats",
