@@ -11,7 +11,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-
 FAST = settings(max_examples=60, deadline=None)
 
 
@@ -29,8 +28,9 @@ def mirrored(draw: st.DrawFn, dtype: Any = np.float32, max_dims: int = 3) -> tup
         stop = draw(st.none() | st.integers(-n - 1, n + 1))
         key.append(slice(start, stop, step))
     g, h = parent[tuple(key)], host[tuple(key)] if key else host[...]
-    if shape and draw(st.booleans()):
-        perm = tuple(draw(st.permutations(range(len(shape)))))
+    permute: bool = draw(st.booleans())
+    if shape and permute:
+        perm = tuple(draw(st.permutations(list(range(len(shape))))))
         g, h = g.transpose(perm), h.transpose(perm)
     return parent, g, host, h
 
@@ -88,7 +88,7 @@ def test_reshape_is_a_view_exactly_when_numpy_can_make_one(m: Any, data: Any) ->
 @FAST
 @given(mirrored())
 def test_reshape_copy_true_never_shares(m: Any) -> None:
-    parent, g, host, h = m
+    parent, g, _host, h = m
     r = gp.reshape(g, (-1,), copy=True)
     assert r.buffer is not parent.buffer
     np.testing.assert_array_equal(r.to_numpy(), h.reshape(-1))
@@ -132,7 +132,7 @@ def test_transpose_writes_reach_the_parent() -> None:
 @FAST
 @given(mirrored(), st.data())
 def test_expand_dims_and_squeeze(m: Any, data: Any) -> None:
-    parent, g, host, h = m
+    parent, g, _host, h = m
     axis = data.draw(st.integers(-h.ndim - 1, h.ndim))
     e, he = g.expand_dims(axis), np.expand_dims(h, axis)
     np.testing.assert_array_equal(e.to_numpy(), he)
@@ -152,7 +152,7 @@ def test_expand_dims_and_squeeze(m: Any, data: Any) -> None:
 @FAST
 @given(mirrored(max_dims=2), st.data())
 def test_broadcast_to_uses_zero_strides(m: Any, data: Any) -> None:
-    parent, g, host, h = m
+    parent, g, _host, h = m
     lead = data.draw(st.integers(1, 3))
     target = (lead, *((n if n != 1 else data.draw(st.sampled_from([1, 3]))) for n in h.shape))
     hb = np.broadcast_to(h, target)
@@ -177,7 +177,7 @@ def test_broadcast_to_refuses_incompatible_shapes() -> None:
 @FAST
 @given(mirrored())
 def test_views_of_views_match_numpy(m: Any) -> None:
-    parent, g, host, h = m
+    _parent, g, host, h = m
     key = tuple(slice(None, None, -1) if i % 2 else slice(1, None) for i in range(h.ndim))
     v, hv = g[key], (h[key] if key else h[...])
     _same_layout(v, hv, host)
