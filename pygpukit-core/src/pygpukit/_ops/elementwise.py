@@ -157,9 +157,29 @@ def apply_unary(op: str, x: Any, backend: str | None = None, **params: Any) -> G
     return out
 
 
+# (op, dtype) -> (compute, out dtype) for two arrays of one dtype: the common case, decided once
+_SAME_DTYPE_RULES: dict[tuple[str, dt.DataType], tuple[dt.DataType, dt.DataType]] = {}
+
+
 def apply_binary(
     op: str, x1: Any, x2: Any, backend: str | None = None, out: GPUArray | None = None
 ) -> GPUArray:
+    if (
+        out is None
+        and type(x1) is GPUArray
+        and type(x2) is GPUArray
+        and x1._dtype is x2._dtype
+        and x1._shape == x2._shape
+        and x1._device == x2._device
+    ):
+        # Fast path: same shape, dtype and device need no broadcasting views or promotion.
+        rule = _SAME_DTYPE_RULES.get((op, x1._dtype))
+        if rule is None:
+            rule = _SAME_DTYPE_RULES[(op, x1._dtype)] = binary_dtypes(op, x1, x2)
+        fn = kernel_on(op, x1._device, (x1._dtype, x1._dtype), backend)
+        result = empty(x1._shape, rule[1], x1._device)
+        fn(x1, x2, result, rule[0])
+        return result
     a = scalar_or_array(x1, "x1")
     b = scalar_or_array(x2, "x2")
     device = device_of(a, b)
