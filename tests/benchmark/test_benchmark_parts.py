@@ -141,9 +141,11 @@ def test_changes_verdicts() -> None:
         stats = Stats(ms, ms * (1 - spread), ms * (1 + spread), ms, ms, 5, 1)
         return Row("f", "op", case, status=PASS, stats=stats)
 
-    before = _run(row("a", 1.0), row("b", 1.0), row("c", 1.0, 0.2), row("gone", 1.0))
-    after = _run(row("a", 2.0), row("b", 0.5), row("c", 1.1, 0.2), row("new", 1.0))
+    before = _run(row("a", 1.0), row("b", 1.0), row("c", 1.0, 0.2), row("d", 1.0),
+                  row("gone", 1.0))  # fmt: skip
+    after = _run(row("a", 2.0), row("b", 0.5), row("c", 1.1, 0.2), row("d", 1.02),
+                 row("new", 1.0))  # fmt: skip
     verdicts = {c.key.split("/")[-1]: c.verdict for c in changes(before, after, 50)}
-    assert verdicts == {"a": "REGRESSION", "b": "faster", "c": "within spread",
-                        "new": "new", "gone": "not run now"}  # fmt: skip
+    assert verdicts == {"a": "REGRESSION", "b": "faster", "c": "within noise",
+                        "d": "within noise", "new": "new", "gone": "not run now"}  # fmt: skip
     assert {c.key.split("/")[-1]: c.verdict for c in changes(before, after, None)}["a"] == "slower"

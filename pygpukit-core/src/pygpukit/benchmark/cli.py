@@ -78,7 +78,8 @@ def parser() -> argparse.ArgumentParser:
         "--fail-on-regression",
         type=float,
         metavar="PCT",
-        help="with --compare: exit 3 if a case got more than PCT%% slower",
+        help="with --compare: exit 3 if a case got more than PCT%% slower (and more "
+        "than its spread, 3%% at least, so noise alone never fails)",
     )
     p.add_argument(
         "--from-json",

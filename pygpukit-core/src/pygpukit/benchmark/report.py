@@ -42,8 +42,8 @@ def fmt_time(stats: Stats | None, unit: str = "") -> str:
 def fmt_rate(value: float | None, unit: str) -> str:
     if value is None:
         return "-"
-    digits = 0 if value >= 100 else 1 if value >= 10 else 2
-    return f"{value:.{digits}f} {unit}"
+    text = f"{value:.0f}" if value >= 100 else f"{value:.3g}"
+    return f"{text} {unit}"
 
 
 def fmt_rates(row: Row) -> str:
@@ -151,6 +151,11 @@ def summary(run: Run) -> str:
 
 
 # -- comparing two runs -----------------------------------------------------------------
+#: run-to-run changes this small are noise even where one run's spread is tighter (large
+#: GPU ops repeat to 0.1% within a run but move by 1-2% between runs)
+NOISE_FLOOR_PCT = 3.0
+
+
 @dataclass
 class Change:
     key: str
@@ -175,11 +180,11 @@ def changes(before: Run, after: Run, threshold: float | None) -> list[Change]:
             out.append(Change(r.key, r, prev.stats, r.stats, None, verdict))
             continue
         pct = 100.0 * (r.stats.median_ms / prev.stats.median_ms - 1.0)
-        noise = max(r.stats.spread_pct, prev.stats.spread_pct)
-        if threshold is not None and pct > threshold:
+        noise = max(r.stats.spread_pct, prev.stats.spread_pct, NOISE_FLOOR_PCT)
+        if abs(pct) <= noise:
+            verdict = "within noise"
+        elif threshold is not None and pct > threshold:
             verdict = "REGRESSION"
-        elif abs(pct) <= noise:
-            verdict = "within spread"
         else:
             verdict = "slower" if pct > 0 else "faster"
         out.append(Change(r.key, r, prev.stats, r.stats, pct, verdict))
