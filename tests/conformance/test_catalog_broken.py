@@ -89,7 +89,8 @@ def outcomes() -> dict[str, Any]:
     try:
         recorder = _Outcomes()
         args = [f"--pygpukit-backend={NAME}", "--pyargs", "pygpukit.testing.conformance",
-                "-q", "-p", "no:cacheprovider", "--no-header", "-o", "addopts="]  # fmt: skip
+                "-q", "-p", "no:cacheprovider", "--no-header", "-o", "addopts=",
+                "-W", "ignore::pytest.PytestAssertRewriteWarning"]  # fmt: skip
         code = pytest.main(args, plugins=[recorder])
     finally:
         api.unregister(NAME)
