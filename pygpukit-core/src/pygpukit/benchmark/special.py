@@ -28,7 +28,7 @@ from .cases import SpecialCase
 from .peers import Peer
 from .results import ERROR, FAIL, MISSING, PASS, PeerResult, Row
 from .runner import Bench, _join, _short
-from .timing import HostClock, Stats
+from .timing import HostClock, Stats, no_gc
 
 # -- tiny ops ---------------------------------------------------------------------------
 
@@ -40,10 +40,11 @@ def _per_call(fn: Callable[[], Any], sync: Callable[[], None], calls: int, bench
         clock.time(fn, min(calls, 100))
     samples = []
     deadline = time.perf_counter() + bench.budget_s
-    for _ in range(bench.repeats):
-        samples.append(clock.time(fn, calls) / calls)
-        if len(samples) >= min(3, bench.repeats) and time.perf_counter() > deadline:
-            break
+    with no_gc():
+        for _ in range(bench.repeats):
+            samples.append(clock.time(fn, calls) / calls)
+            if len(samples) >= min(3, bench.repeats) and time.perf_counter() > deadline:
+                break
     return Stats.of(samples, inner=calls)
 
 
