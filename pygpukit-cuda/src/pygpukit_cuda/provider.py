@@ -177,4 +177,8 @@ def make_provider() -> KernelProvider:
     for op in BINARY:
         provider.add(op, _binary(op), elementwise_dtypes)
     provider.add("where", where)
+    from . import linalg_nn, matmul  # noqa: PLC0415 (they import this module)
+
+    matmul.register(provider)
+    linalg_nn.register(provider)
     return provider

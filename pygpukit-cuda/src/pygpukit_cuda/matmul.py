@@ -1,0 +1,199 @@
+"""The `cuda` provider's matmul kernel: cuBLASLt for the float dtypes, NVRTC kernels for
+the integers and wherever cuBLASLt is absent or has no algorithm.
+
+Follows ``pygpukit._ops.linalg``'s convention ``kernel(x1, x2, out, allow_tf32)``: x1
+(..., M, K) and x2 (..., K, N) are views broadcast to out's batch shape and of out's dtype;
+out is a new contiguous (..., M, N) array. Batch dimensions are merged where the strides
+allow; a batch broadcast on x2 whose x1 batches are evenly spaced rows becomes one larger
+product (batch * M rows).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any
+
+from pygpukit import GPUArray, KernelProvider
+from pygpukit import _dtypes as dt
+
+from . import cublaslt, launcher
+from .device import context
+from .kernels import gemm_source
+
+MATMUL_DTYPES = gemm_source.SIMT_DTYPES
+_arch: dict[int, int] = {}
+
+
+def _cc(index: int) -> int:
+    cc = _arch.get(index)
+    if cc is None:
+        major, minor = context(index).compute_capability()
+        cc = _arch[index] = major * 10 + minor
+    return cc
+
+
+def _ptr(x: GPUArray) -> int:
+    return int(x.buffer.ptr) + x.offset
+
+
+def _merge_batch(shape: tuple[int, ...], *strides: tuple[int, ...]
+                 ) -> list[tuple[int, tuple[int, ...]]]:  # fmt: skip
+    """Batch dimensions as (size, per-operand strides), size-1 ones dropped and neighbours
+    merged where every operand steps evenly across both."""
+    dims: list[tuple[int, tuple[int, ...]]] = []
+    for d, size in enumerate(shape):
+        if size == 1:
+            continue
+        st = tuple(s[d] for s in strides)
+        if dims:
+            psize, pst = dims[-1]
+            if all(p == c * size for p, c in zip(pst, st, strict=True)):
+                dims[-1] = (psize * size, st)
+                continue
+        dims.append((size, st))
+    return dims
+
+
+def _fold_rows(x1: GPUArray, x2: GPUArray) -> int | None:
+    """When x2 is the same matrix for every batch and x1's (batch..., M) rows are evenly
+    spaced, the product is one (batch * M, K) @ (K, N): return batch * M, else None."""
+    bshape = x1.shape[:-2]
+    if not bshape or math.prod(bshape) <= 1:
+        return None
+    if any(s != 0 for size, s in zip(bshape, x2.strides[:-2], strict=True) if size > 1):
+        return None
+    m = x1.shape[-2]
+    expected = x1.strides[-2] * m
+    for size, s in zip(reversed(bshape), reversed(x1.strides[:-2]), strict=True):
+        if size == 1:
+            continue
+        if s != expected:
+            return None
+        expected *= size
+    return math.prod(bshape) * m
+
+
+def matmul(x1: GPUArray, x2: GPUArray, out: GPUArray, allow_tf32: bool) -> None:
+    """out = x1 @ x2 (the core's matmul kernel convention)."""
+    dtype = out.dtype
+    if dtype not in MATMUL_DTYPES:
+        raise TypeError(f"the cuda backend has no matmul kernel for {dtype.name}")
+    if x1.dtype is not dtype or x2.dtype is not dtype:
+        raise TypeError(
+            f"cuda matmul: operands must already be {dtype.name} (got {x1.dtype.name} and "
+            f"{x2.dtype.name}); the core casts them"
+        )
+    k = x1.shape[-1]
+    if out.size == 0:
+        return
+    if k == 0:
+        context(out.device.index).memset8(_ptr(out), 0, out.nbytes)
+        return
+    lt = cublaslt.library() if dtype in cublaslt.DTYPES else None
+    if lt is not None and _lt_matmul(lt, x1, x2, out, allow_tf32):
+        return
+    _nvrtc_matmul(x1, x2, out, allow_tf32)
+
+
+# -- cuBLASLt --------------------------------------------------------------------------
+def _lt_matmul(lt: cublaslt.Lt, x1: GPUArray, x2: GPUArray, out: GPUArray,
+               allow_tf32: bool) -> bool:  # fmt: skip
+    size = out.dtype.itemsize
+    if any(s % size for s in (*x1.strides, *x2.strides)):
+        return False
+    a = _ElementView(x1, size)
+    b = _ElementView(x2, size)
+    ok = _lt_try(lt, a, b, x1, x2, out, allow_tf32)
+    if ok is None:  # a stride pattern no layout expresses: copy that operand and retry
+        a2 = a if a.fits() else _ElementView(x1.contiguous(), size)
+        b2 = b if b.fits() else _ElementView(x2.contiguous(), size)
+        ok = _lt_try(lt, a2, b2, a2.x, b2.x, out, allow_tf32)
+    return bool(ok)
+
+
+class _ElementView:
+    """An operand's pointer and strides in elements."""
+
+    def __init__(self, x: GPUArray, size: int) -> None:
+        self.x = x
+        self.ptr = _ptr(x)
+        self.strides = tuple(s // size for s in x.strides)
+
+    def fits(self) -> bool:
+        rows, cols = self.x.shape[-2:]
+        return cublaslt.as_operand(rows, cols, self.strides[-2], self.strides[-1]) is not None
+
+
+def _lt_try(lt: cublaslt.Lt, a: _ElementView, b: _ElementView, x1: GPUArray, x2: GPUArray,
+            out: GPUArray, allow_tf32: bool) -> bool | None:  # fmt: skip
+    """True when done; False when cuBLASLt has no algorithm; None when a layout is missing."""
+    index = out.device.index
+    dtype = out.dtype
+    m, k = x1.shape[-2:]
+    n = x2.shape[-1]
+    sa, sb = (a.strides[-2], a.strides[-1]), (b.strides[-2], b.strides[-1])
+    if not (a.fits() and b.fits()):
+        return None
+    rows = _fold_rows(x1, x2)
+    if rows is not None:
+        return cublaslt.gemm(lt, index, dtype, allow_tf32, rows, n, k, a.ptr, sa, b.ptr, sb,
+                             _ptr(out))  # fmt: skip
+    bshape = out.shape[:-2]
+    c_strides = tuple(s // dtype.itemsize for s in out.strides[:-2])
+    dims = _merge_batch(bshape, a.strides[:-2], b.strides[:-2], c_strides)
+    if not dims:
+        return cublaslt.gemm(lt, index, dtype, allow_tf32, m, n, k, a.ptr, sa, b.ptr, sb,
+                             _ptr(out))  # fmt: skip
+    inner, (ia, ib, ic) = dims[-1]
+    size = dtype.itemsize
+    for idx in itertools.product(*(range(s) for s, _ in dims[:-1])):
+        oa = sum(i * st[0] for i, (_, st) in zip(idx, dims, strict=False)) * size
+        ob = sum(i * st[1] for i, (_, st) in zip(idx, dims, strict=False)) * size
+        oc = sum(i * st[2] for i, (_, st) in zip(idx, dims, strict=False)) * size
+        if not cublaslt.gemm(lt, index, dtype, allow_tf32, m, n, k, a.ptr + oa, sa, b.ptr + ob,
+                             sb, _ptr(out) + oc, inner, ia, ib):  # fmt: skip
+            return False
+    del ic  # out's batches are contiguous: gemm derives their stride from m * n
+    return True
+
+
+# -- NVRTC kernels ---------------------------------------------------------------------
+def _nvrtc_matmul(x1: GPUArray, x2: GPUArray, out: GPUArray, allow_tf32: bool) -> None:
+    index = out.device.index
+    dtype = out.dtype
+    m, k = x1.shape[-2:]
+    n = x2.shape[-1]
+    bshape = out.shape[:-2]
+    dims = _merge_batch(bshape, x1.strides[:-2], x2.strides[:-2])
+    if len(dims) > gemm_source.MAX_BATCH_DIMS:
+        x1, x2 = x1.contiguous(), x2.contiguous()
+        dims = _merge_batch(bshape, x1.strides[:-2], x2.strides[:-2])
+    count = math.prod(bshape) if bshape else 1
+    tensor_cores = _cc(index) >= 80 and (
+        dtype in (dt.float16, dt.bfloat16) or (dtype is dt.float32 and allow_tf32)
+    )
+    name, src = gemm_source.mma_kernel(dtype) if tensor_cores else gemm_source.simt_kernel(dtype)
+    pad = gemm_source.MAX_BATCH_DIMS - len(dims)
+    shape = [s for s, _ in dims] + [1] * pad
+    sa = [st[0] for _, st in dims] + [0] * pad
+    sb = [st[1] for _, st in dims] + [0] * pad
+    block = 128 if tensor_cores else 256
+    grid_y = -(-m // 64)
+    if grid_y > 65535:
+        raise NotImplementedError(f"cuda matmul: M={m} is over the kernel's 4M-row limit")
+    grid = (-(-n // 64), grid_y, min(count, 65535))
+    fn = launcher.function(index, name, src, gemm_source.ARG_FORMAT)
+    s1, s2 = x1.strides[-2:], x2.strides[-2:]
+    fn.launch(grid, (block,), (_ptr(x1), _ptr(x2), _ptr(out), m, n, k, s1[0], s1[1], s2[0],
+                               s2[1], count, len(dims), *shape, *sa, *sb))  # fmt: skip
+
+
+def register(provider: KernelProvider) -> None:
+    """Add matmul to the cuda provider."""
+    provider.add("matmul", matmul, MATMUL_DTYPES)
+
+
+def describe() -> dict[str, Any]:
+    """What serves matmul here (for diagnostics and the benchmark)."""
+    return {"cublaslt": cublaslt.status()}
