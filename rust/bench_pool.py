@@ -3,12 +3,12 @@
 Run: python rust/bench_pool.py [--iters N]
 Each figure is the best of several repeats of N allocate/free pairs, in ns per pair.
 """
+
 import argparse
 import time
 
-import numpy as np
-
 import _pygpukit_rust as rust
+import numpy as np
 
 SIZES = [64, 4 * 1024, 64 * 1024, 1024 * 1024, 16 * 1024 * 1024]
 
@@ -27,6 +27,7 @@ def pool_loop(pool, n):
         alloc = pool.allocate
         for _ in range(iters):
             alloc(n).free()
+
     return run
 
 
@@ -35,6 +36,7 @@ def pool_drop_loop(pool, n):
         alloc = pool.allocate
         for _ in range(iters):
             alloc(n)  # returned to the pool when the handle is dropped
+
     return run
 
 
@@ -43,6 +45,7 @@ def numpy_loop(n):
         empty, u8 = np.empty, np.uint8
         for _ in range(iters):
             empty(n, u8)
+
     return run
 
 
@@ -59,18 +62,23 @@ def main():
     ap.add_argument("--iters", type=int, default=20000)
     args = ap.parse_args()
     pool = rust.MemoryPool()
-    print(f"{'size':>8} | {'pool alloc+free':>16} | {'pool alloc+drop':>16} | {'numpy.empty':>12} | "
-          f"{'free/numpy':>10} | {'drop/numpy':>10}")
+    print(
+        f"{'size':>8} | {'pool alloc+free':>16} | {'pool alloc+drop':>16} | {'numpy.empty':>12} | "
+        f"{'free/numpy':>10} | {'drop/numpy':>10}"
+    )
     print("-" * 88)
     for n in SIZES:
         iters = args.iters if n < (1 << 20) else max(args.iters // 10, 100)
         p = best_ns(pool_loop(pool, n), iters)
         d = best_ns(pool_drop_loop(pool, n), iters)
         q = best_ns(numpy_loop(n), iters)
-        print(f"{human(n):>8} | {p:>13.0f} ns | {d:>13.0f} ns | {q:>9.0f} ns | {p / q:>9.2f}x | {d / q:>9.2f}x")
+        times = f"{p:>13.0f} ns | {d:>13.0f} ns | {q:>9.0f} ns"
+        print(f"{human(n):>8} | {times} | {p / q:>9.2f}x | {d / q:>9.2f}x")
     s = pool.stats()
-    print(f"\npool after the run: used={s['used']} cached={s['cached']} "
-          f"allocations={s['allocations']} reuses={s['reuses']} device_allocs={s['device_allocs']}")
+    print(
+        f"\npool after the run: used={s['used']} cached={s['cached']} "
+        f"allocations={s['allocations']} reuses={s['reuses']} device_allocs={s['device_allocs']}"
+    )
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Scheduler micro-benchmarks (not a test): admission decision latency, launch-gate cost and
 submit->complete overhead of a no-op task. Run: python rust/bench_scheduler.py"""
+
 import statistics
-import threading
 import time
 
 import _pygpukit_rust as rust
@@ -13,7 +13,9 @@ def pct(xs, q):
 
 
 def row(name, samples_ns, note=""):
-    print(f"{name:<44} {statistics.median(samples_ns) / 1e3:>9.2f} {pct(samples_ns, 0.99) / 1e3:>9.2f}  {note}")
+    p50 = statistics.median(samples_ns) / 1e3
+    p99 = pct(samples_ns, 0.99) / 1e3
+    print(f"{name:<44} {p50:>9.2f} {p99:>9.2f}  {note}")
 
 
 def bench_admission(n=20_000):
@@ -30,9 +32,15 @@ def bench_admission(n=20_000):
     # Queue decisions against a full device with a long queue.
     ev = rust.QosPolicyEvaluator(total_memory=1000)
     ev.evaluate(rust.QosTaskMeta.guaranteed("full", "f", 1000))
-    q = [ev.evaluate(rust.QosTaskMeta.guaranteed(f"q{i}", "q", 10, priority=i % 7)).decision_ns for i in range(2000)]
+    q = [
+        ev.evaluate(rust.QosTaskMeta.guaranteed(f"q{i}", "q", 10, priority=i % 7)).decision_ns
+        for i in range(2000)
+    ]
     row("admission: evaluate() in Rust (queue, len<=2000)", q)
-    rj = [ev.evaluate(rust.QosTaskMeta.guaranteed(f"r{i}", "r", 5000)).decision_ns for i in range(2000)]
+    rj = [
+        ev.evaluate(rust.QosTaskMeta.guaranteed(f"r{i}", "r", 5000)).decision_ns
+        for i in range(2000)
+    ]
     row("admission: evaluate() in Rust (reject)", rj)
 
 

@@ -5,21 +5,44 @@ from __future__ import annotations
 import gc
 import os
 from collections.abc import Iterator
+from typing import Any
 
 # The deliberately broken test plugins would warn on every plugin load (and pytest turns
 # that warning into an error); the tests that check how they are reported enable them.
 os.environ.setdefault("PYGPUKIT_DISABLE_PLUGINS", "broken,broken_hook")
 
+import pygpukit as gp  # noqa: E402
 import pytest  # noqa: E402
 
-import pygpukit as gp  # noqa: E402
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    if report.when == "call":
+        item.stash[_FAILED] = report.failed
+    return report
+
+
+_FAILED = pytest.StashKey[bool]()
+
+
+def _used_bytes() -> dict[str, int]:
+    """Used bytes of every device pool that exists now (the CPU's, and a GPU's if present)."""
+    used = {}
+    for backend in gp.plugins.devices().values():
+        for device in backend.devices():
+            used[str(device)] = int(backend.memory_stats(device).get("used", 0))
+    return used
 
 
 @pytest.fixture(autouse=True)
-def pool_back_to_baseline() -> Iterator[None]:
+def pool_back_to_baseline(request: pytest.FixtureRequest) -> Iterator[None]:
     gc.collect()
-    before = gp.memory.stats("cpu")["used"]
+    before = _used_bytes()
     yield
+    if request.node.stash.get(_FAILED, False):
+        return  # a failure's traceback keeps its arrays alive: not a leak of the code under test
     gc.collect()
-    after = gp.memory.stats("cpu")["used"]
-    assert after == before, f"CPU pool holds {after - before} more bytes than before the test"
+    after = _used_bytes()
+    grown = {d: after[d] - before.get(d, 0) for d in after if after[d] != before.get(d, 0)}
+    assert not grown, f"device pools hold more (or fewer) bytes than before the test: {grown}"

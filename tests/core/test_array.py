@@ -114,8 +114,8 @@ def test_conversions() -> None:
 @pytest.mark.parametrize(
     ("expr", "ref"),
     [(lambda a, b: a + b, np.add), (lambda a, b: a - b, np.subtract), (lambda a, b: a * b, np.multiply),  # noqa: E501
-     (lambda a, b: a / b, np.true_divide), (lambda a, b: a // b, np.floor_divide),  # noqa: E501
-     (lambda a, b: a % b, np.remainder), (lambda a, b: a**b, np.power),  # noqa: E501
+     (lambda a, b: a / b, np.true_divide), (lambda a, b: a // b, np.floor_divide),
+     (lambda a, b: a % b, np.remainder), (lambda a, b: a**b, np.power),
      (lambda a, b: a < b, np.less), (lambda a, b: a <= b, np.less_equal), (lambda a, b: a > b, np.greater),  # noqa: E501
      (lambda a, b: a >= b, np.greater_equal), (lambda a, b: a == b, np.equal), (lambda a, b: a != b, np.not_equal)],  # noqa: E501
 )  # fmt: skip

@@ -48,7 +48,7 @@ def test_memory_limit_is_enforced_per_task(sched):
 
 
 def test_admission_reject_and_queue(sched):
-    with pytest.raises(gp.AdmissionError, match="exceed|memory|capacity|total"):
+    with pytest.raises(gp.AdmissionError, match=r"exceed|memory|capacity|total"):
         sched.submit(lambda: None, memory="2GB", policy="guaranteed")
 
     release = threading.Event()
@@ -131,7 +131,9 @@ def test_many_threads_submit_at_once(sched):
 
     def client(k: int) -> None:
         for i in range(10):
-            value = sched.submit(lambda v=k * 100 + i: int(gp.sum(gp.full((4,), v)).item())).result(30)
+            value = sched.submit(lambda v=k * 100 + i: int(gp.sum(gp.full((4,), v)).item())).result(
+                30
+            )
             with lock:
                 results.append(value)
 

@@ -1,10 +1,10 @@
 """Dispatch controller through the bindings: launch gate, launch order, kernel cache."""
+
 import threading
 import time
 
-import pytest
-
 import _pygpukit_rust as rust
+import pytest
 
 
 def test_gate_limits_in_flight_per_stream():
@@ -36,7 +36,9 @@ def test_gate_limits_in_flight_per_stream():
 
 def test_launch_queue_priority_then_fifo():
     q = rust.LaunchQueue()
-    seqs = [q.push(name, priority=p) for name, p in [("a", 0), ("b", 2), ("c", 0), ("d", 2), ("e", -1)]]
+    seqs = [
+        q.push(name, priority=p) for name, p in [("a", 0), ("b", 2), ("c", 0), ("d", 2), ("e", -1)]
+    ]
     assert seqs == [0, 1, 2, 3, 4] and len(q) == 5
     assert q.peek() == (1, 2)
     popped = [q.pop() for _ in range(5)]
@@ -65,8 +67,14 @@ def test_kernel_cache_lru_and_stats():
     with pytest.raises(ValueError):
         cache.put(h[4], b"x" * 301)
     s = cache.stats()
-    assert (s["hits"], s["misses"], s["evictions"], s["entries"], s["bytes"], s["rejected"]) == \
-        (1, 3, 3, 2, 250, 1)
+    assert (s["hits"], s["misses"], s["evictions"], s["entries"], s["bytes"], s["rejected"]) == (
+        1,
+        3,
+        3,
+        2,
+        250,
+        1,
+    )
     assert cache.remove(h[3], arch="sm_90") and not cache.contains(h[3], arch="sm_90")
     cache.clear()
     assert len(cache) == 0 and cache.stats()["bytes"] == 0

@@ -1,10 +1,10 @@
 """The C ABI allocator table: a pool over a capsule, from Rust's host table and from ctypes."""
+
 import ctypes
 import gc
 
-import pytest
-
 import _pygpukit_rust as rust
+import pytest
 
 c_u64, c_void_p, c_int = ctypes.c_uint64, ctypes.c_void_p, ctypes.c_int
 ALLOC = ctypes.CFUNCTYPE(c_int, c_void_p, c_u64, ctypes.POINTER(c_u64))
@@ -17,15 +17,28 @@ RELEASE = ctypes.CFUNCTYPE(None, c_void_p)
 
 class Table(ctypes.Structure):
     """pygpukit_device_allocator_v1, as a C backend would declare it."""
+
     _fields_ = [
-        ("abi_version", ctypes.c_uint32), ("struct_size", ctypes.c_uint32),
-        ("flags", c_u64), ("ctx", c_void_p),
-        ("alloc", ALLOC), ("free", FREE), ("copy_h2d", H2D), ("copy_d2h", D2H), ("copy_d2d", D2D),
-        ("pinned_alloc", c_void_p), ("pinned_free", c_void_p),
-        ("stream_create", c_void_p), ("stream_destroy", c_void_p),
-        ("copy_h2d_async", c_void_p), ("copy_d2h_async", c_void_p),
-        ("event_create", c_void_p), ("event_destroy", c_void_p), ("event_record", c_void_p),
-        ("event_query", c_void_p), ("event_synchronize", c_void_p),
+        ("abi_version", ctypes.c_uint32),
+        ("struct_size", ctypes.c_uint32),
+        ("flags", c_u64),
+        ("ctx", c_void_p),
+        ("alloc", ALLOC),
+        ("free", FREE),
+        ("copy_h2d", H2D),
+        ("copy_d2h", D2H),
+        ("copy_d2d", D2D),
+        ("pinned_alloc", c_void_p),
+        ("pinned_free", c_void_p),
+        ("stream_create", c_void_p),
+        ("stream_destroy", c_void_p),
+        ("copy_h2d_async", c_void_p),
+        ("copy_d2h_async", c_void_p),
+        ("event_create", c_void_p),
+        ("event_destroy", c_void_p),
+        ("event_record", c_void_p),
+        ("event_query", c_void_p),
+        ("event_synchronize", c_void_p),
         ("release", RELEASE),
     ]
 
@@ -78,8 +91,19 @@ class CountingDevice:
         def release(_ctx):
             self.calls["release"] += 1
 
-        self.table = Table(1, ctypes.sizeof(Table), 0, None, ALLOC(alloc), FREE(free), H2D(h2d),
-                           D2H(d2h), D2D(d2d), *([None] * 11), RELEASE(release))
+        self.table = Table(
+            1,
+            ctypes.sizeof(Table),
+            0,
+            None,
+            ALLOC(alloc),
+            FREE(free),
+            H2D(h2d),
+            D2H(d2h),
+            D2D(d2d),
+            *([None] * 11),
+            RELEASE(release),
+        )
 
 
 def test_table_size_matches_rust():
@@ -88,7 +112,9 @@ def test_table_size_matches_rust():
 
 
 def test_pool_from_rust_host_capsule():
-    pool = rust.MemoryPool.from_capsule(rust.host_allocator_capsule(), quota=1 << 20, device="cpu:1")
+    pool = rust.MemoryPool.from_capsule(
+        rust.host_allocator_capsule(), quota=1 << 20, device="cpu:1"
+    )
     assert pool.device == "cpu:1" and pool.is_host and pool.quota == 1 << 20
     b = pool.allocate(1000)
     memoryview(b)[:3] = b"abc"
@@ -101,7 +127,9 @@ def test_pool_from_rust_host_capsule():
 
 def test_pool_calls_the_foreign_table():
     dev = CountingDevice()
-    pool = rust.MemoryPool.from_capsule(make_capsule(dev.table), enable_eviction=True, device="fake:0")
+    pool = rust.MemoryPool.from_capsule(
+        make_capsule(dev.table), enable_eviction=True, device="fake:0"
+    )
     assert not pool.is_host
     a, b = pool.allocate(4096), pool.allocate(4096)
     with pytest.raises(BufferError, match="not host memory"):

@@ -1,10 +1,10 @@
 """Eviction to host memory and transparent restore, with the data intact."""
+
 import gc
 
+import _pygpukit_rust as rust
 import numpy as np
 import pytest
-
-import _pygpukit_rust as rust
 
 KIB = 1024
 MIB = 1024 * 1024

@@ -1,11 +1,11 @@
 """Memory pool through the bindings: allocation, reuse, quota errors, fragmentation, buffers."""
+
 import gc
 import re
 
+import _pygpukit_rust as rust
 import numpy as np
 import pytest
-
-import _pygpukit_rust as rust
 
 KIB = 1024
 MIB = 1024 * 1024
@@ -25,7 +25,10 @@ def pool():
 
 def test_seed_snippet():
     import _pygpukit_rust as rust
-    pool = rust.MemoryPool(quota=100 * 1024 * 1024, enable_eviction=True)   # CPU host allocator by default
+
+    pool = rust.MemoryPool(
+        quota=100 * 1024 * 1024, enable_eviction=True
+    )  # CPU host allocator by default
     block = pool.allocate(4096)
     assert block.nbytes == 4096 and pool.stats()["used"] == 4096
     del block
@@ -51,7 +54,7 @@ def test_reuse_after_free(pool):
     a.free()  # idempotent
     assert a.freed
     with pytest.raises(ValueError, match="freed"):
-        a.ptr
+        _ = a.ptr
     b = pool.allocate(4000)  # same size class
     s = pool.stats()
     assert b.ptr == first

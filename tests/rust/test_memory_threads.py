@@ -1,10 +1,10 @@
 """Many Python threads on one pool at once: stats return to zero, data stays intact."""
+
 import gc
 import threading
 
-import numpy as np
-
 import _pygpukit_rust as rust
+import numpy as np
 
 
 def test_many_threads_allocating_and_freeing():
@@ -31,7 +31,7 @@ def test_many_threads_allocating_and_freeing():
                     old.free()
             for b, _ in mine:
                 b.free()
-        except Exception as e:  # noqa: BLE001 - reported below
+        except Exception as e:
             errors.append(e)
 
     threads = [threading.Thread(target=work, args=(s,)) for s in range(8)]

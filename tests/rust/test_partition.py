@@ -1,4 +1,5 @@
 """Partitions: quotas carved from the device, admission against the partition's quota/share."""
+
 import pytest
 
 rust = pytest.importorskip("_pygpukit_rust")
@@ -25,7 +26,9 @@ def test_limits_builder_chains_and_returns_new_objects():
 
 def test_quotas_are_never_overcommitted():
     m = manager()
-    m.create_partition("inference", "Inference", rust.PartitionLimits().memory(4 * GiB).compute(0.5))
+    m.create_partition(
+        "inference", "Inference", rust.PartitionLimits().memory(4 * GiB).compute(0.5)
+    )
     m.create_partition("training", "Training", rust.PartitionLimits().memory(3 * GiB).compute(0.4))
     with pytest.raises(ValueError, match="not yet partitioned"):
         m.create_partition("more", "More", rust.PartitionLimits().memory(2 * GiB).compute(0.1))
@@ -37,8 +40,13 @@ def test_quotas_are_never_overcommitted():
 
 def test_admission_against_partition_quota_and_share():
     m = manager()
-    m.create_partition("inference", "Inference", rust.PartitionLimits().memory(4 * GiB).compute(0.5))
-    g = lambda i, mem, bw=0.1: rust.QosTaskMeta.guaranteed(f"t{i}", "t", mem, bandwidth=bw)
+    m.create_partition(
+        "inference", "Inference", rust.PartitionLimits().memory(4 * GiB).compute(0.5)
+    )
+
+    def g(i, mem, bw=0.1):
+        return rust.QosTaskMeta.guaranteed(f"t{i}", "t", mem, bandwidth=bw)
+
     assert m.evaluate(g(1, 3 * GiB), partition="inference").admitted
     queued = m.evaluate(g(2, 2 * GiB), partition="inference")
     assert queued.queued and queued.position == 1

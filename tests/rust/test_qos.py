@@ -1,4 +1,5 @@
 """QoS admission through the bindings: admit, queue with position, reject with reason."""
+
 import pytest
 
 rust = pytest.importorskip("_pygpukit_rust")
@@ -15,7 +16,9 @@ def test_seed_api_runs_as_written():
     assert result.position is None and result.reason is None
     assert evaluator.reserved_memory == 256 * MiB
     manager = rust.PartitionManager(rust.PartitionConfig(total_memory=8 * 1024**3))
-    p = manager.create_partition("inference", "Inference", rust.PartitionLimits().memory(4 * 1024**3).compute(0.5))
+    p = manager.create_partition(
+        "inference", "Inference", rust.PartitionLimits().memory(4 * 1024**3).compute(0.5)
+    )
     assert p.memory_quota == 4 * GiB and p.compute_share == pytest.approx(0.5)
 
 

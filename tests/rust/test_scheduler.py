@@ -1,5 +1,6 @@
 """The TaskScheduler executor through the bindings: results, cancellation, fair sharing,
 pacing, memory limits, asyncio callbacks and concurrent submission."""
+
 import asyncio
 import threading
 import time
@@ -70,7 +71,7 @@ def test_policy_inference_and_admission_errors(make_sched):
 def test_cancel_queued_task(make_sched):
     s = make_sched(total_memory=1000, workers=2)
     release = threading.Event()
-    blocker = s.submit(release.wait, (10,), memory_request=1000, memory_limit=1000)
+    s.submit(release.wait, (10,), memory_request=1000, memory_limit=1000)  # holds all memory
     waiting = s.submit(lambda: "ran", memory_request=500, memory_limit=500)
     later = s.submit(lambda: "later", memory_request=500, memory_limit=500)
     assert s.state(waiting) == "queued"
@@ -260,7 +261,9 @@ def test_priority_orders_waiting_tasks(make_sched):
 
 def test_partitions_in_scheduler(make_sched):
     s = make_sched(total_memory="8GiB")
-    p = s.create_partition("inference", "Inference", rust.PartitionLimits().memory("4GiB").compute(0.5).priority(1))
+    p = s.create_partition(
+        "inference", "Inference", rust.PartitionLimits().memory("4GiB").compute(0.5).priority(1)
+    )
     assert p.priority_band == 1
     tid = s.submit(lambda: 1, memory_request="3GiB", memory_limit="3GiB", partition="inference")
     assert s.result(tid, timeout=10) == 1
@@ -305,7 +308,9 @@ def test_many_threads_submit_at_once(make_sched):
     ids, lock = [], threading.Lock()
 
     def client(k):
-        mine = [s.submit(lambda i=i: i * 2, memory_request=1000, memory_limit=1000) for i in range(50)]
+        mine = [
+            s.submit(lambda i=i: i * 2, memory_request=1000, memory_limit=1000) for i in range(50)
+        ]
         with lock:
             ids.extend(mine)
 
@@ -339,7 +344,9 @@ def test_shutdown(make_sched):
 
 def test_partition_priority_band_starts_first(make_sched):
     s = make_sched(workers=1, total_memory="1GiB")
-    s.create_partition("urgent", "Urgent", rust.PartitionLimits().memory("256MiB").compute(0.3).priority(5))
+    s.create_partition(
+        "urgent", "Urgent", rust.PartitionLimits().memory("256MiB").compute(0.3).priority(5)
+    )
     gate = threading.Event()
     order = []
     first = s.submit(gate.wait, (10,))

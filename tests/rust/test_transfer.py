@@ -1,11 +1,11 @@
 """Transfer engine through the bindings: round trips, priorities, errors, waiting."""
+
 import gc
 import threading
 
+import _pygpukit_rust as rust
 import numpy as np
 import pytest
-
-import _pygpukit_rust as rust
 
 
 @pytest.fixture
@@ -33,8 +33,12 @@ def test_round_trip_with_eviction_in_between(pool):
     assert h2.wait() is True
     assert (out == data).all() and not block.evicted
     s = engine.stats()
-    assert (s["completed"], s["bytes_to_device"], s["bytes_to_host"], s["async_copies"]) == \
-        (2, 300_000, 300_000, False)
+    assert (s["completed"], s["bytes_to_device"], s["bytes_to_host"], s["async_copies"]) == (
+        2,
+        300_000,
+        300_000,
+        False,
+    )
     block.free()
 
 

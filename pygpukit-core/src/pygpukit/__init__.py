@@ -31,7 +31,7 @@ from ._dtypes import (
 )
 from ._explain import explain
 from ._namespace_info import __array_namespace_info__
-from ._ops import *  # noqa: F403
+from ._ops import *
 from ._ops import BINARY as _BINARY
 from ._ops import UNARY as _UNARY
 from ._promotion import promote_types, result_type

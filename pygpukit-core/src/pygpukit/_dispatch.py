@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 from . import config
 from ._device import Device
@@ -98,7 +97,9 @@ def _ranked(
         elif p.name == per_op:
             why = f"dispatch setting {op}:{p.name} ({settings['dispatch'].source})"
         elif p.name in order:
-            why = f"position {order.index(p.name) + 1} in backend list ({settings['backend'].source})"
+            why = (
+                f"position {order.index(p.name) + 1} in backend list ({settings['backend'].source})"
+            )
         else:
             why = f"built-in priority {p.priority}"
         ranked.append((p, why))
@@ -119,7 +120,9 @@ def resolve(
                     f"inputs of {op} are on {device}; move them with .to_device() first"
                 )
             expl.candidates.append(
-                Candidate(provider.name, "not ranked", f"serves {provider.device_type}, not {device}")
+                Candidate(
+                    provider.name, "not ranked", f"serves {provider.device_type}, not {device}"
+                )
             )
             continue
         kernel = provider.kernels.get(op)

@@ -15,7 +15,7 @@ class DataType:
     dtype (bfloat16 and the float8 types come from `ml_dtypes`).
     """
 
-    __slots__ = ("name", "itemsize", "kind", "_np")
+    __slots__ = ("_np", "itemsize", "kind", "name")
 
     #: kind codes: "b" bool, "i" signed int, "u" unsigned int, "f" real floating
     name: str

@@ -20,9 +20,7 @@ def known_ops() -> set[str]:
     import pygpukit
 
     names = {op for p in registry().providers.values() for op in p.kernels}
-    public = {
-        n for n in dir(pygpukit) if not n.startswith("_") and callable(getattr(pygpukit, n))
-    }
+    public = {n for n in dir(pygpukit) if not n.startswith("_") and callable(getattr(pygpukit, n))}
     return names | (public - {"explain", "hookimpl"})
 
 

@@ -28,9 +28,7 @@ def _is_int_scalar(item: Any) -> bool:
     return kind in ("i", "u")
 
 
-def basic_view(
-    shape: Shape, strides: Shape, offset: int, key: Any
-) -> tuple[Shape, Shape, int]:
+def basic_view(shape: Shape, strides: Shape, offset: int, key: Any) -> tuple[Shape, Shape, int]:
     """Apply a basic index to a view; IndexError names the bad index and dimension."""
     items = key if isinstance(key, tuple) else (key,)
     n_ellipsis = sum(1 for it in items if it is Ellipsis)

@@ -8,7 +8,7 @@ they take the array's dtype when their kind fits (bool < int < float).
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from . import _dtypes as dt
@@ -32,7 +32,7 @@ def promote_types(a: Any, b: Any) -> DataType:
     return _promote(dt.as_dtype(a), dt.as_dtype(b))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _promote(a: DataType, b: DataType) -> DataType:
     if a is b:
         return a

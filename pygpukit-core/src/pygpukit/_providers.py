@@ -51,9 +51,7 @@ class KernelProvider:
         self.description = description
         self.kernels: dict[str, Kernel] = {}
 
-    def add(
-        self, op: str, fn: Callable[..., Any], dtypes: Iterable[Any] | None = None
-    ) -> None:
+    def add(self, op: str, fn: Callable[..., Any], dtypes: Iterable[Any] | None = None) -> None:
         """Register `fn` as this provider's kernel for `op`."""
         accepted = None if dtypes is None else frozenset(as_dtype(d) for d in dtypes)
         self.kernels[op] = Kernel(op, fn, self.name, accepted)

@@ -24,7 +24,7 @@ def contiguous_strides(shape: Shape, itemsize: int) -> Shape:
 
 def is_c_contiguous(shape: Shape, strides: Shape, itemsize: int) -> bool:
     step = itemsize
-    for n, s in zip(reversed(shape), reversed(strides)):
+    for n, s in zip(reversed(shape), reversed(strides), strict=True):
         if n == 0:
             return True
         if n != 1 and s != step:
@@ -90,7 +90,7 @@ def broadcast_strides(shape: Shape, strides: Shape, target: Shape) -> Shape:
         raise ValueError(f"cannot broadcast shape {shape} to fewer dimensions {target}")
     lead = len(target) - len(shape)
     out = [0] * lead
-    for n, s, t in zip(shape, strides, target[lead:]):
+    for n, s, t in zip(shape, strides, target[lead:], strict=True):
         if n == t:
             out.append(s)
         elif n == 1:
@@ -110,7 +110,7 @@ def reshape_strides(shape: Shape, strides: Shape, new_shape: Shape, itemsize: in
     if is_c_contiguous(shape, strides, itemsize) or 0 in shape:
         return contiguous_strides(new_shape, itemsize)
     old = [n for n in shape if n != 1]
-    old_strides = [s for n, s in zip(shape, strides) if n != 1]
+    old_strides = [s for n, s in zip(shape, strides, strict=True) if n != 1]
     out = [itemsize] * len(new_shape)
     oi, ni = 0, 0
     while oi < len(old) and ni < len(new_shape):

@@ -207,7 +207,9 @@ def _base_snapshot() -> Snapshot:
     snap = _base
     if snap is None:
         with _lock:
-            layers = [*_static(), ("gp.config.set()", dict(_set_values))] if _set_values else _static()
+            layers = (
+                [*_static(), ("gp.config.set()", dict(_set_values))] if _set_values else _static()
+            )
             snap = _base = Snapshot(list(layers))
     return snap
 

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from pygpukit import Device, DeviceBackend
 
-from . import _loader
+from . import _loader, interop, streams
 from .allocator import CachingAllocator, RustPoolAllocator, make_device_allocator
 
 _contexts: dict[int, Any] = {}
@@ -64,15 +64,34 @@ class CudaBackend(DeviceBackend):
         return f"{n} GPU(s), {mod.driver_status()}"
 
     def allocate(self, device: Device, nbytes: int) -> Any:
-        return allocator(device.index).allocate(nbytes)
+        # on a non-default stream the block is tied to it (see streams: stream-ordered frees)
+        return streams.track(allocator(device.index).allocate(nbytes))
 
+    # Transfers go to the current stream; a download waits for that stream only.
     def upload(self, buffer: Any, offset: int, host: np.ndarray) -> None:
         if host.nbytes:
-            buffer.context.upload(buffer.ptr + offset, host.ctypes.data, host.nbytes)
+            stream = streams.current_handle(buffer.context.ordinal)
+            if stream:
+                streams.upload(buffer.context, buffer.ptr + offset, host.ctypes.data,
+                               host.nbytes, stream)  # fmt: skip
+            else:
+                buffer.context.upload(buffer.ptr + offset, host.ctypes.data, host.nbytes)
 
     def download(self, buffer: Any, offset: int, out: np.ndarray) -> None:
         if out.nbytes:
-            buffer.context.download(out.ctypes.data, buffer.ptr + offset, out.nbytes)
+            stream = streams.current_handle(buffer.context.ordinal)
+            if stream:
+                streams.download(buffer.context, out.ctypes.data, buffer.ptr + offset,
+                                 out.nbytes, stream)  # fmt: skip
+            else:
+                buffer.context.download(out.ctypes.data, buffer.ptr + offset, out.nbytes)
+
+    # Zero-copy interchange (GPUArray.__dlpack__, __cuda_array_interface__, from_dlpack).
+    dlpack = staticmethod(interop.dlpack)
+    dlpack_device = staticmethod(interop.dlpack_device)
+    dlpack_consumer_stream = staticmethod(interop.dlpack_consumer_stream)
+    cuda_array_interface = staticmethod(interop.cuda_array_interface)
+    adopt_foreign = staticmethod(interop.adopt_foreign)
 
     def synchronize(self, device: Device) -> None:
         context(device.index).synchronize()

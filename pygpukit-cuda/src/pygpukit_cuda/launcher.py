@@ -12,7 +12,7 @@ import struct
 import threading
 from typing import Any
 
-from . import compiler
+from . import compiler, streams
 from .device import context, driver_version_of
 
 
@@ -36,8 +36,12 @@ class Function:
         return driver().Module(self.context, data)
 
     def launch(
-        self, grid: Any, block: Any, args: tuple[Any, ...], shared: int = 0, stream: int = 0
+        self, grid: Any, block: Any, args: tuple[Any, ...], shared: int = 0,
+        stream: int | None = None,
     ) -> None:
+        """Launch on `stream` (a CUstream handle), by default the current stream."""
+        if stream is None:
+            stream = streams.current_handle(self.device_index)
         self.context.launch(self.handle, grid, block, shared, stream, self.packer.pack(*args))
 
     def __repr__(self) -> str:

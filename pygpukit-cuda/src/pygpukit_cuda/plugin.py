@@ -15,6 +15,7 @@ from ._loader import get_nvrtc_path, is_cuda_available, is_nvrtc_available
 from .device import CudaBackend
 from .jit_kernel import jit
 from .provider import make_provider
+from .streams import namespace as cuda_namespace
 
 _backend = CudaBackend()
 
@@ -34,6 +35,7 @@ def pygpukit_register_kernels(register: Callable[[KernelProvider], None]) -> Non
 @hookimpl
 def pygpukit_register_namespaces(register: Callable[[str, object], None]) -> None:
     register("jit", jit)
+    register("cuda", cuda_namespace)
 
 
 @hookimpl

@@ -16,7 +16,7 @@ from pygpukit import GPUArray, KernelProvider
 from pygpukit import _dtypes as dt
 from pygpukit._ops.elementwise import BINARY, UNARY
 
-from . import launcher
+from . import launcher, movement, streams
 from .device import context
 from .kernels import source
 from .kernels.ctypes_table import ctype
@@ -124,8 +124,10 @@ def copy(src: GPUArray, out: GPUArray) -> None:
         and src.shape == out.shape
         and out.nbytes
     ):
-        context(out.device.index).copy(out.buffer.ptr + out.offset,
-                                       src.buffer.ptr + src.offset, out.nbytes)  # fmt: skip
+        index = out.device.index
+        streams.copy_device(context(index), out.buffer.ptr + out.offset,
+                            src.buffer.ptr + src.offset, out.nbytes,
+                            streams.current_handle(index))  # fmt: skip
         return
     run(source.copy_kernel(out.dtype), out, [src])
 
@@ -181,4 +183,5 @@ def make_provider() -> KernelProvider:
 
     matmul.register(provider)
     linalg_nn.register(provider)
+    movement.register(provider)
     return provider

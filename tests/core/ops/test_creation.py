@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
-
 import pygpukit as gp
+import pytest
 from pygpukit import testing as gpt
 
 

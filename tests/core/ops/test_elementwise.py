@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
+import pygpukit as gp
 import pytest
 from hypothesis import given, settings
-
-import pygpukit as gp
 from pygpukit import testing as gpt
 from pygpukit.testing.conformance.catalog import BINARY_REF, UNARY_REF
 
@@ -32,10 +31,7 @@ def test_unary_matches_float64_numpy(op: str) -> None:
 @pytest.mark.parametrize("op", sorted(BINARY_REF))
 def test_binary_broadcasting_matches_numpy(op: str) -> None:
     ref, _, _, kind, _ = BINARY_REF[op]
-    if op.startswith("bitwise"):
-        dtypes = gpt.dtypes("integer")
-    else:
-        dtypes = FLOATS
+    dtypes = gpt.dtypes("integer") if op.startswith("bitwise") else FLOATS
     positive = (0.5, 3.0)
 
     @settings(max_examples=8, deadline=None)

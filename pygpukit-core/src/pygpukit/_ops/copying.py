@@ -72,9 +72,8 @@ def assign(target: GPUArray, value: Any, backend: str | None = None) -> None:
 def _may_overlap(a: GPUArray, b: GPUArray) -> bool:
     if a.buffer is not b.buffer:
         return False
-    if a.offset == b.offset and a.strides == b.strides and a.shape == b.shape:
-        return False  # exactly the same elements: reading each before writing it is safe
-    return True
+    # exactly the same elements: reading each before writing it is safe
+    return not (a.offset == b.offset and a.strides == b.strides and a.shape == b.shape)
 
 
 def inplace(op: str, target: GPUArray, other: Any) -> GPUArray:

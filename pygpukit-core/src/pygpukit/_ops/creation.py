@@ -27,9 +27,7 @@ def _dtype_or(dtype: Any, default: dt.DataType) -> dt.DataType:
     return default if dtype is None else dt.as_dtype(dtype)
 
 
-def empty(
-    shape: Any, *, dtype: Any = None, device: Device | str | None = None
-) -> GPUArray:
+def empty(shape: Any, *, dtype: Any = None, device: Device | str | None = None) -> GPUArray:
     """A new array with uninitialised contents."""
     return _empty(normalize_shape(shape), _dtype_or(dtype, dt.DEFAULT_FLOAT), target_device(device))
 
@@ -45,8 +43,12 @@ def _fill_scalar(value: Any) -> bool | int | float:
 
 
 def full(
-    shape: Any, fill_value: bool | int | float, *, dtype: Any = None,
-    device: Device | str | None = None, backend: str | None = None,
+    shape: Any,
+    fill_value: bool | int | float,
+    *,
+    dtype: Any = None,
+    device: Device | str | None = None,
+    backend: str | None = None,
 ) -> GPUArray:
     """A new array with every element `fill_value`."""
     value = _fill_scalar(fill_value)
@@ -58,7 +60,10 @@ def full(
 
 
 def zeros(
-    shape: Any, *, dtype: Any = None, device: Device | str | None = None,
+    shape: Any,
+    *,
+    dtype: Any = None,
+    device: Device | str | None = None,
     backend: str | None = None,
 ) -> GPUArray:
     """A new array of zeros."""
@@ -66,7 +71,10 @@ def zeros(
 
 
 def ones(
-    shape: Any, *, dtype: Any = None, device: Device | str | None = None,
+    shape: Any,
+    *,
+    dtype: Any = None,
+    device: Device | str | None = None,
     backend: str | None = None,
 ) -> GPUArray:
     """A new array of ones."""
@@ -86,7 +94,12 @@ def empty_like(x: GPUArray, /, *, dtype: Any = None, device: Any = None) -> GPUA
 
 
 def full_like(
-    x: GPUArray, /, fill_value: bool | int | float, *, dtype: Any = None, device: Any = None,
+    x: GPUArray,
+    /,
+    fill_value: bool | int | float,
+    *,
+    dtype: Any = None,
+    device: Any = None,
     backend: str | None = None,
 ) -> GPUArray:
     """A new array of `x`'s shape (and dtype, device unless given) filled with `fill_value`."""
@@ -116,7 +129,11 @@ def from_numpy(array: np.ndarray, device: Device | str | None = None) -> GPUArra
 
 
 def asarray(
-    obj: Any, /, *, dtype: Any = None, device: Device | str | None = None,
+    obj: Any,
+    /,
+    *,
+    dtype: Any = None,
+    device: Device | str | None = None,
     copy: bool | None = None,
 ) -> GPUArray:
     """An array from a GPUArray, NumPy array, buffer, nested sequence or scalar.
@@ -152,8 +169,14 @@ def asarray(
 
 
 def arange(
-    start: int | float, /, stop: int | float | None = None, step: int | float = 1, *,
-    dtype: Any = None, device: Device | str | None = None, backend: str | None = None,
+    start: int | float,
+    /,
+    stop: int | float | None = None,
+    step: int | float = 1,
+    *,
+    dtype: Any = None,
+    device: Device | str | None = None,
+    backend: str | None = None,
 ) -> GPUArray:
     """Evenly spaced values in [start, stop)."""
     if stop is None:
@@ -179,8 +202,15 @@ def arange(
 
 
 def linspace(
-    start: int | float, stop: int | float, /, num: int, *, dtype: Any = None,
-    device: Device | str | None = None, endpoint: bool = True, backend: str | None = None,
+    start: int | float,
+    stop: int | float,
+    /,
+    num: int,
+    *,
+    dtype: Any = None,
+    device: Device | str | None = None,
+    endpoint: bool = True,
+    backend: str | None = None,
 ) -> GPUArray:
     """`num` evenly spaced values from start to stop (inclusive unless endpoint=False)."""
     num = operator.index(num)
@@ -195,8 +225,14 @@ def linspace(
 
 
 def eye(
-    n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None,
-    device: Device | str | None = None, backend: str | None = None,
+    n_rows: int,
+    n_cols: int | None = None,
+    /,
+    *,
+    k: int = 0,
+    dtype: Any = None,
+    device: Device | str | None = None,
+    backend: str | None = None,
 ) -> GPUArray:
     """A 2-D array with ones on diagonal k."""
     shape = normalize_shape((n_rows, n_rows if n_cols is None else n_cols))
@@ -249,7 +285,51 @@ def meshgrid(*arrays: GPUArray, indexing: str = "xy") -> list[GPUArray]:
 
 
 def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> GPUArray:
-    """An array from any object with ``__dlpack__`` (host data is copied to the device)."""
+    """An array from any object with ``__dlpack__``.
+
+    Memory on a device PyGPUkit serves (a CUDA tensor of PyTorch or CuPy) is shared, not
+    copied, unless ``copy=True`` or another ``device`` is asked for; host data is copied
+    to the device.
+    """
     if isinstance(x, GPUArray):
-        return x
+        out = x if device is None else x.to_device(device)
+        return out.copy() if copy and out is x else out
+    shared = _from_device_dlpack(x)
+    if shared is not None:
+        out = shared if device is None else shared.to_device(device)
+        if copy and out is shared:
+            return out.copy()
+        if copy is False and out is not shared:
+            raise ValueError("from_dlpack: moving to another device needs a copy (copy=False)")
+        return out
     return asarray(np.from_dlpack(x), device=device, copy=copy)
+
+
+def _from_device_dlpack(x: Any) -> GPUArray | None:
+    """A zero-copy view of `x` when it lives on a device a plugin serves, else None."""
+    from .. import _dlpack
+    from .._placement import backend_of
+
+    dev = getattr(x, "__dlpack_device__", None)
+    if dev is None:
+        return None
+    kind, index = (int(v) for v in dev())
+    name = {v: k for k, v in _dlpack.DEVICE_TYPES.items()}.get(kind)
+    if name is None or name == "cpu":
+        return None
+    target = Device(name, index)
+    try:
+        backend = backend_of(target)
+    except ValueError:
+        return None
+    stream_of = getattr(backend, "dlpack_consumer_stream", None)
+    stream = stream_of(target) if stream_of is not None else None
+    try:
+        capsule = x.__dlpack__(stream=stream, max_version=(1, 1))
+    except TypeError:  # a producer of the legacy protocol
+        capsule = x.__dlpack__(stream=stream)
+    imported = _dlpack.consume(capsule, x)
+    adopt = getattr(backend, "adopt_foreign", None)
+    buffer = adopt(imported.owner, target) if adopt is not None else imported.owner
+    return GPUArray(buffer, imported.shape, imported.dtype, target, imported.strides,
+                    imported.offset)  # fmt: skip

@@ -143,7 +143,9 @@ def binary_dtypes(op: str, x1: Any, x2: Any) -> tuple[dt.DataType, dt.DataType]:
     if rule in ("compare", "compare_any", "logical"):
         return compute, dt.bool_
     if compute.is_floating or (rule == "shift" and compute.kind == "b"):
-        raise _reject(op, compute, "integer" + (" or bool" if rule == "bitwise" else "") + " arrays")
+        raise _reject(
+            op, compute, "integer" + (" or bool" if rule == "bitwise" else "") + " arrays"
+        )
     return compute, compute
 
 
@@ -334,7 +336,12 @@ def where(condition: GPUArray, x1: Any, x2: Any, /, *, backend: str | None = Non
 
 
 def clip(
-    x: GPUArray, /, min: Any = None, max: Any = None, *, backend: str | None = None  # noqa: A002
+    x: GPUArray,
+    /,
+    min: Any = None,
+    max: Any = None,
+    *,
+    backend: str | None = None,
 ) -> GPUArray:
     """x limited to [min, max]; either bound may be None. Keeps x's dtype."""
     if not isinstance(x, GPUArray):

@@ -66,7 +66,7 @@ def _mean_dtype(x: GPUArray) -> dt.DataType:
     return x.dtype if x.dtype.is_floating else dt.DEFAULT_FLOAT
 
 
-def sum(  # noqa: A001
+def sum(
     x: GPUArray,
     /,
     *,
@@ -166,21 +166,21 @@ def _extreme(op: str, x: GPUArray, axis: Axis, keepdims: bool, backend: str | No
     return reduce_into(op, x, axes, check_keepdims(op, keepdims), x.dtype, backend)
 
 
-def max(  # noqa: A001
+def max(
     x: GPUArray, /, *, axis: Axis = None, keepdims: bool = False, backend: str | None = None
 ) -> GPUArray:
     """Largest element over `axis`; NaN propagates; an empty reduction raises ValueError."""
     return _extreme("max", x, axis, keepdims, backend)
 
 
-def min(  # noqa: A001
+def min(
     x: GPUArray, /, *, axis: Axis = None, keepdims: bool = False, backend: str | None = None
 ) -> GPUArray:
     """Smallest element over `axis`; NaN propagates; an empty reduction raises ValueError."""
     return _extreme("min", x, axis, keepdims, backend)
 
 
-def all(  # noqa: A001
+def all(
     x: GPUArray, /, *, axis: Axis = None, keepdims: bool = False, backend: str | None = None
 ) -> GPUArray:
     """Whether every element over `axis` is true (nonzero); True for no elements."""
@@ -189,7 +189,7 @@ def all(  # noqa: A001
     return reduce_into("all", x, axes, check_keepdims("all", keepdims), dt.bool_, backend)
 
 
-def any(  # noqa: A001
+def any(
     x: GPUArray, /, *, axis: Axis = None, keepdims: bool = False, backend: str | None = None
 ) -> GPUArray:
     """Whether any element over `axis` is true (nonzero); False for no elements."""

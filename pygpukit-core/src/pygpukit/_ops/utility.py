@@ -70,7 +70,7 @@ class iinfo_object:
     dtype: DataType
 
 
-def finfo(type: Any, /) -> finfo_object:  # noqa: A002 - the standard's parameter name
+def finfo(type: Any, /) -> finfo_object:
     """Machine limits of a floating dtype (bfloat16 and float8 included)."""
     d = _dtype_of(type, "finfo")
     if not d.is_floating:
@@ -86,7 +86,7 @@ def finfo(type: Any, /) -> finfo_object:  # noqa: A002 - the standard's paramete
     )
 
 
-def iinfo(type: Any, /) -> iinfo_object:  # noqa: A002 - the standard's parameter name
+def iinfo(type: Any, /) -> iinfo_object:
     """Limits of an integer dtype."""
     d = _dtype_of(type, "iinfo")
     if not d.is_integer:

@@ -8,11 +8,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ...hookspecs import hookimpl
 from ..._device import DeviceBackend
 from ..._providers import KernelProvider
+from ...hookspecs import hookimpl
 from . import (
-    copying, elementwise, indexing, linalg, manipulation, nn, searching, sets, sorting,
+    copying,
+    elementwise,
+    indexing,
+    linalg,
+    manipulation,
+    nn,
+    searching,
+    sets,
+    sorting,
     statistical,
 )  # fmt: skip
 from .device import CpuBackend

@@ -65,6 +65,13 @@ def triu(x: GPUArray, out: GPUArray, k: int) -> None:
 
 
 def register(provider: KernelProvider) -> None:
-    for name, fn in (("copy", copy), ("fill", fill), ("arange", arange),
-                     ("linspace", linspace), ("eye", eye), ("tril", tril), ("triu", triu)):
+    for name, fn in (
+        ("copy", copy),
+        ("fill", fill),
+        ("arange", arange),
+        ("linspace", linspace),
+        ("eye", eye),
+        ("tril", tril),
+        ("triu", triu),
+    ):
         provider.add(name, fn)

@@ -18,13 +18,15 @@ class HostBuffer:
     The block goes back to the pool when the last array (or NumPy view) using it dies.
     """
 
-    __slots__ = ("block", "data", "nbytes", "__weakref__")
+    __slots__ = ("__weakref__", "block", "data", "nbytes")
 
     def __init__(self, block: Any, nbytes: int) -> None:
         self.block = block
         self.nbytes = nbytes
-        self.data = np.frombuffer(block, dtype=np.uint8)[:nbytes] if block is not None else (
-            np.empty(0, dtype=np.uint8)
+        self.data = (
+            np.frombuffer(block, dtype=np.uint8)[:nbytes]
+            if block is not None
+            else (np.empty(0, dtype=np.uint8))
         )
 
     @property
