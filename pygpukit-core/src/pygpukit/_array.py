@@ -239,9 +239,39 @@ class GPUArray:
 
         return pygpukit
 
+    # -- interchange: DLPack and the CUDA array interface (zero-copy) ------------------
+    def __dlpack__(self, *, stream: Any = None, max_version: Any = None,
+                   dl_device: Any = None, copy: bool | None = None) -> Any:  # fmt: skip
+        """A DLPack capsule of this array's memory (versioned when max_version >= (1, 0))."""
+        from . import _dlpack
+
+        hook = getattr(backend_of(self._device), "dlpack", None)
+        if hook is not None:
+            return hook(self, stream=stream, max_version=max_version, dl_device=dl_device,
+                        copy=copy)  # fmt: skip
+        kind, index = _dlpack.device_of(self)
+        return _dlpack.export_array(self, kind, index, max_version=max_version,
+                                    dl_device=dl_device, copy=copy)  # fmt: skip
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        from . import _dlpack
+
+        hook = getattr(backend_of(self._device), "dlpack_device", None)
+        return hook(self) if hook is not None else _dlpack.device_of(self)
+
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        """Version 3 of Numba's CUDA array interface (only for arrays on a CUDA device)."""
+        hook = getattr(backend_of(self._device), "cuda_array_interface", None)
+        if hook is None:
+            raise AttributeError(f"arrays on {self._device} have no __cuda_array_interface__")
+        return hook(self)
+
     def item(self) -> bool | int | float:
         if self.size != 1:
-            raise ValueError(f"only one-element arrays convert to a Python scalar, got size {self.size}")
+            raise ValueError(
+                f"only one-element arrays convert to a Python scalar, got size {self.size}"
+            )
         return self.to_numpy().reshape(()).item()
 
     def tolist(self) -> Any:
