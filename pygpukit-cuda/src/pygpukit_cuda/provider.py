@@ -184,4 +184,8 @@ def make_provider() -> KernelProvider:
     matmul.register(provider)
     linalg_nn.register(provider)
     movement.register(provider)
+    from . import creation, nn, reductions  # noqa: PLC0415
+
+    for family in (reductions, nn, creation):
+        family.register(provider)
     return provider

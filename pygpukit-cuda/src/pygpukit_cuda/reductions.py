@@ -1,0 +1,187 @@
+"""The `cuda` provider's reductions, arg-reductions and cumulative scans.
+
+Each kernel follows the calling convention of ``pygpukit._ops.statistical`` (and
+``searching`` for argmax/argmin/count_nonzero): `out` is preallocated with the keepdims
+shape and result dtype, possibly a strided view. The input is split into kept and reduced
+dimensions (`reduce_layout`), and `launch` picks the kernel (see
+``kernels/reduction_source.py``): row mode when the reduced elements are the closer ones in
+memory, column mode otherwise, split across several blocks (then merged by `_fin`) when the
+outputs alone would not fill the GPU.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from pygpukit import GPUArray, KernelProvider
+from pygpukit import _dtypes as dt
+
+from . import launcher
+from .device import context
+from .kernels import reduction_source as rs
+
+BLOCK = 256
+MAX_DIMS = 8
+_sm_counts: dict[int, int] = {}
+
+
+def sm_count(device_index: int) -> int:
+    sms = _sm_counts.get(device_index)
+    if sms is None:
+        from ._loader import driver
+
+        sms = _sm_counts[device_index] = context(device_index).attribute(
+            driver().ATTR_MULTIPROCESSOR_COUNT
+        )
+    return sms
+
+
+def _merge(dims: list[tuple[int, ...]]) -> list[tuple[int, ...]]:
+    """Merge neighbouring (size, *strides) dims whose strides make them one run."""
+    merged: list[tuple[int, ...]] = []
+    for d in dims:
+        if merged:
+            p = merged[-1]
+            if all(ps == cs * d[0] for ps, cs in zip(p[1:], d[1:], strict=True)):
+                merged[-1] = (p[0] * d[0], *d[1:])
+                continue
+        merged.append(d)
+    return merged
+
+
+def _pad(values: list[int]) -> list[int]:
+    return values + [0] * (MAX_DIMS - len(values))
+
+
+def reduce_layout(
+    x: GPUArray, out: GPUArray, axes: tuple[int, ...]
+) -> tuple[list[int], list[tuple[int, ...]], list[tuple[int, ...]]]:
+    """(the PgkRLayout values, kept dims (size, x stride, out stride), reduced dims (size,
+    x stride)), size-1 dims dropped and contiguous runs merged; the reduced index runs over
+    the reduced dims in C order (what argmax with axis=None returns)."""
+    kept = _merge([(n, x.strides[d], out.strides[d]) for d, n in enumerate(x.shape)
+                   if d not in axes and n != 1])  # fmt: skip
+    red = _merge([(x.shape[d], x.strides[d]) for d in axes if x.shape[d] != 1])
+    if len(kept) > MAX_DIMS or len(red) > MAX_DIMS:
+        raise NotImplementedError(
+            f"cuda reductions take at most {MAX_DIMS} non-mergeable kept and reduced "
+            f"dimensions, got shape {x.shape} with strides {x.strides}; make x contiguous"
+        )
+    nout = math.prod(n for n, *_ in kept)
+    nred = math.prod(x.shape[d] for d in axes)
+    values = [nout, nred, len(kept), len(red)]
+    values += _pad([k[0] for k in kept]) + _pad([k[1] for k in kept]) + _pad([k[2] for k in kept])
+    values += _pad([r[0] for r in red]) + _pad([r[1] for r in red])
+    return values, kept, red
+
+
+def _ptr(a: GPUArray) -> int:
+    return a.buffer.ptr + a.offset
+
+
+def launch(spec: rs.ReductionSpec, x: GPUArray, out: GPUArray, axes: tuple[int, ...],
+           param: float = 0.0) -> None:  # fmt: skip
+    """Run reduction `spec` of x over `axes` into the keepdims-shaped `out`."""
+    lay, kept, red = reduce_layout(x, out, axes)
+    nout, nred = lay[0], lay[1]
+    if nout == 0:
+        return
+    index = out.device.index
+    target = 8 * sm_count(index)  # blocks of 256 that fill the GPU
+    row = bool(red) and (not kept or abs(red[-1][1]) <= abs(kept[-1][1]))
+    if row:
+        group = BLOCK if nred >= 2048 else 32
+        per_block = BLOCK // group
+        blocks = -(-nout // per_block)
+        splits = 1
+        if blocks < target and nred >= group * 64:
+            splits = min(-(-target // blocks), -(-nred // (group * 16)))
+        chunk = -(-nred // splits)
+        chunk = max(16, -(-chunk // 16) * 16)  # split starts stay 16-byte aligned
+        splits = max(1, -(-nred // chunk))
+        grid: tuple[int, ...] = (-(-nout * splits // per_block),)
+        kernel = spec.row
+    else:
+        group = 1
+        tiles = -(-nout // BLOCK)
+        splits = 1
+        if tiles < target and nred >= 64:
+            splits = min(-(-target // tiles), -(-nred // 32), 65535)
+        chunk = max(1, -(-nred // splits))
+        splits = max(1, -(-nred // chunk))
+        grid = (tiles, splits)
+        kernel = spec.col
+    ws = GPUArray.empty((nout * splits * rs.STATE_BYTES,), dt.uint8, out.device) if splits > 1 else None
+    ws_ptr = _ptr(ws) if ws is not None else 0
+    fn = launcher.function(index, kernel, spec.source, rs.ROW_FORMAT)
+    fn.launch(grid, (BLOCK,), (_ptr(out), ws_ptr, _ptr(x), *lay, splits, chunk, group, param))
+    if ws is not None:
+        fin = launcher.function(index, spec.fin, spec.source, rs.FIN_FORMAT)
+        fin.launch((-(-nout * 32 // BLOCK),), (BLOCK,), (_ptr(out), ws_ptr, *lay, splits, param))
+
+
+def _check(op: str, x: GPUArray, out: GPUArray) -> None:
+    if x.dtype not in rs.ACCEPTED:
+        raise TypeError(f"the cuda backend has no {op} kernel for {x.dtype.name}")
+    if out.dtype.is_float8:
+        raise TypeError(f"the cuda backend cannot write {op} results as {out.dtype.name}")
+
+
+def _reduction(op: str) -> Any:
+    def kernel(x: GPUArray, out: GPUArray, axes: tuple[int, ...], **params: Any) -> None:
+        _check(op, x, out)
+        param = float(params.get("correction", 0.0))
+        launch(rs.reduction_kernel(op, x.dtype, out.dtype), x, out, tuple(axes), param)
+
+    kernel.__name__ = f"cuda_{op}"
+    return kernel
+
+
+def _arg_reduction(op: str) -> Any:
+    def kernel(x: GPUArray, out: GPUArray, axis: int | None) -> None:
+        _check(op, x, out)
+        if out.dtype is not dt.int64:
+            raise TypeError(f"{op} writes int64 indices, got an output of {out.dtype.name}")
+        axes = tuple(range(x.ndim)) if axis is None else (axis,)
+        launch(rs.reduction_kernel(op, x.dtype, dt.int64), x, out, axes)
+
+    kernel.__name__ = f"cuda_{op}"
+    return kernel
+
+
+def _cumulative(op: str) -> Any:
+    def kernel(x: GPUArray, out: GPUArray, axis: int, include_initial: bool) -> None:
+        _check(op, x, out)
+        name, source = rs.scan_kernel(op, x.dtype, out.dtype)
+        others = tuple(d for d in range(x.ndim) if d != axis)
+        kept = _merge([(x.shape[d], x.strides[d], out.strides[d]) for d in others
+                       if x.shape[d] != 1])  # fmt: skip
+        if len(kept) > MAX_DIMS:
+            raise NotImplementedError(f"{op}: too many non-mergeable dimensions in {x.shape}")
+        nrows = math.prod(k[0] for k in kept)
+        if nrows == 0:
+            return
+        lay = [nrows, 0, len(kept), 0]
+        lay += _pad([k[0] for k in kept]) + _pad([k[1] for k in kept]) + _pad([k[2] for k in kept])
+        lay += [0] * (2 * MAX_DIMS)
+        index = out.device.index
+        fn = launcher.function(index, name, source, rs.SCAN_FORMAT)
+        fn.launch((-(-nrows * 32 // BLOCK),), (BLOCK,), (
+            _ptr(out), _ptr(x), *lay, x.shape[axis], x.strides[axis], out.strides[axis],
+            int(bool(include_initial)),
+        ))  # fmt: skip
+
+    kernel.__name__ = f"cuda_{op}"
+    return kernel
+
+
+def register(provider: KernelProvider) -> None:
+    """Add the reductions, argmax/argmin, count_nonzero and the scans to `provider`."""
+    for op in ("sum", "prod", "mean", "var", "std", "max", "min", "all", "any",
+               "count_nonzero"):  # fmt: skip
+        provider.add(op, _reduction(op), rs.ACCEPTED)
+    for op in ("argmax", "argmin"):
+        provider.add(op, _arg_reduction(op), rs.ACCEPTED)
+    for op in ("cumulative_sum", "cumulative_prod"):
+        provider.add(op, _cumulative(op), rs.ACCEPTED)
