@@ -121,3 +121,21 @@ def test_nvrtc_path_reports_where_it_was_found() -> None:
     else:
         assert Path(path).name.startswith("libnvrtc.so") and Path(path).exists()
         assert path in _loader.nvrtc_status()
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("arch", [80, 90])
+def test_matmul_and_nn_kernels_compile_to_cubin(arch: int) -> None:
+    """The GEMM (SIMT and mma.sync) and sdpa/rope/bias+GELU instances, one unit each."""
+    from pygpukit_cuda import linalg_nn
+    from pygpukit_cuda.kernels import gemm_source
+
+    mod = _loader.nvrtc()
+    options = [*compiler.BASE_OPTIONS, f"-arch=sm_{arch}"]
+    units = {"gemm": gemm_source.batch_source(), "linalg_nn": linalg_nn.batch_source()}
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = pool.map(lambda item: (item[0], *mod.compile(item[1], f"{item[0]}.cu",
+                                                               options, True)), units.items())
+        for unit, ok, image, log in results:
+            assert ok, f"{unit} kernels failed for sm_{arch}:\n{log}"
+            assert image[:4] == b"\x7fELF"

@@ -199,6 +199,18 @@ def all_sources() -> list[tuple[str, str]]:
     return out
 
 
+def batch_source() -> str:
+    """Every instance in one translation unit (what the compile test builds)."""
+    helpers = [load_any(d) for d in FLOATS]
+    bodies = []
+    for _, src in all_sources():
+        body = src[len(PREAMBLE) :]
+        for h in helpers:
+            body = body.replace(h, "")
+        bodies.append(body)
+    return PREAMBLE + "".join(helpers) + "".join(bodies)
+
+
 def _batch_stride(x: GPUArray) -> int | None:
     """The one byte stride of x's leading (*B) dims, or None when they do not merge."""
     stride, expected = 0, None

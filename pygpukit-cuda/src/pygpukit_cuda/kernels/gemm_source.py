@@ -244,8 +244,12 @@ def _ptr(base: str, i: str, j: str, si: str, sj: str) -> str:
 @functools.cache
 def simt_kernel(dtype: dt.DataType) -> tuple[str, str]:
     """(name, source) of the SIMT kernel for `dtype`."""
-    c = ctype(dtype)
     name = f"pgk_gemm_simt_{dtype.name}"
+    return name, PREAMBLE + _BATCH + _simt_body(dtype, name)
+
+
+def _simt_body(dtype: dt.DataType, name: str) -> str:
+    c = ctype(dtype)
     if c.is_float_math:
         acc = c.math
         load_a = f"pgk_ld_{dtype.name}({_ptr('Ab', 'm', 'k', 'sam', 'sak')})"
@@ -256,9 +260,8 @@ def simt_kernel(dtype: dt.DataType) -> tuple[str, str]:
         load_a = f"(long long)pgk_ld_{dtype.name}({_ptr('Ab', 'm', 'k', 'sam', 'sak')})"
         load_b = f"(long long)pgk_ld_{dtype.name}({_ptr('Bb', 'k2', 'n', 'sbk', 'sbn')})"
         store = f"({c.math})acc[i][j]"
-    body = _SIMT % {"name": name, "acc": acc, "load_a": load_a, "load_b": load_b,
+    return _SIMT % {"name": name, "acc": acc, "load_a": load_a, "load_b": load_b,
                     "size": dtype.itemsize, "dtype": dtype.name, "store": store}  # fmt: skip
-    return name, PREAMBLE + _BATCH + body
 
 
 @functools.cache
@@ -280,6 +283,12 @@ def mma_kernel(dtype: dt.DataType) -> tuple[str, str]:
         extra = ""
     body = _MMA % {"name": name, "size": dtype.itemsize, "dtype": dtype.name, **params}
     return name, PREAMBLE + _BATCH + extra + body
+
+
+def batch_source() -> str:
+    """Every instance in one translation unit (what the compile test builds)."""
+    parts = [src.split(_BATCH, 1)[1].replace(_TF32_CVT, "") for _, src in all_sources()]
+    return PREAMBLE + _BATCH + _TF32_CVT + "".join(parts)
 
 
 def all_sources() -> list[tuple[str, str]]:
