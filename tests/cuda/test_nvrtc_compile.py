@@ -139,3 +139,26 @@ def test_matmul_and_nn_kernels_compile_to_cubin(arch: int) -> None:
         for unit, ok, image, log in results:
             assert ok, f"{unit} kernels failed for sm_{arch}:\n{log}"
             assert image[:4] == b"\x7fELF"
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("arch", [80, 90])
+def test_reduction_nn_and_creation_kernels_compile_to_cubin(arch: int) -> None:
+    """One instance per template and dtype class of the reduction, scan, nn and creation
+    families (each instance is its own program: they share macro names)."""
+    from pygpukit_cuda.kernels import creation_source, nn_source, reduction_source
+
+    sources = [*reduction_source.representative_sources(), *nn_source.representative_sources(),
+               *creation_source.representative_sources()]  # fmt: skip
+    mod = _loader.nvrtc()
+    options = [*compiler.BASE_OPTIONS, f"-arch=sm_{arch}"]
+
+    def build(item: tuple[str, str]) -> tuple[str, bool, bytes, str]:
+        name, src = item
+        ok, image, log = mod.compile(src, f"{name}.cu", options, True)
+        return name, ok, image, log
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        for name, ok, image, log in pool.map(build, sources):
+            assert ok, f"{name} failed for sm_{arch}:\n{log}"
+            assert image[:4] == b"\x7fELF", "NVRTC returned something other than a CUBIN"

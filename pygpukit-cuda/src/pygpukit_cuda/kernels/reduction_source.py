@@ -464,13 +464,12 @@ def default_out(op: str, x: dt.DataType) -> dt.DataType:
 def representative_sources() -> list[tuple[str, str]]:
     """(name, source) of one instance per op and dtype class (the compile test builds
     these; each op's other dtypes only change the macros above the shared templates)."""
-    picks = (dt.float16, dt.float32, dt.float64, dt.int32, dt.bool_)
+    picks = (dt.float16, dt.float32, dt.float64, dt.int32, dt.bool_, dt.uint8)
     out = []
-    for op in REDUCTION_OPS:
-        for x in picks:
+    for i, op in enumerate(REDUCTION_OPS):  # two dtype classes per op, rotating
+        for x in (picks[i % 3], picks[3 + i % 3]):
             spec = reduction_kernel(op, x, default_out(op, x))
             out.append((spec.name, spec.source))
-    for op in ("cumulative_sum", "cumulative_prod"):
-        for x in (dt.bfloat16, dt.float64, dt.int8):
-            out.append(scan_kernel(op, x, default_out(op, x)))
+    out.append(scan_kernel("cumulative_sum", dt.bfloat16, dt.bfloat16))
+    out.append(scan_kernel("cumulative_prod", dt.int8, dt.int64))
     return out
