@@ -97,6 +97,7 @@ class CudaBackend(DeviceBackend):
         context(device.index).synchronize()
 
     def memory_stats(self, device: Device) -> dict[str, Any]:
+        streams.reap()  # blocks whose streams have passed their free go back first
         stats = allocator(device.index).stats()
         free, total = context(device.index).memory_info()
         stats.update(device_free=int(free), device_total=int(total))
@@ -104,6 +105,7 @@ class CudaBackend(DeviceBackend):
 
     def free_cached(self, device: Device) -> int:
         """Return cached blocks of `device` to the driver; the bytes released."""
+        streams.reap()
         return allocator(device.index).empty_cache()
 
     def info(self, device: Device) -> dict[str, Any]:

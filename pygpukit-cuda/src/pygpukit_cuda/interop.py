@@ -11,11 +11,15 @@ last array using it dies.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pygpukit import GPUArray, _dlpack
+# from the submodule itself: `from pygpukit import _dlpack` would look plugins up mid-import
+from pygpukit._dlpack import KDL_CUDA, export_array
 
 from . import _loader, streams
+
+if TYPE_CHECKING:
+    from pygpukit import GPUArray
 
 _LEGACY, _PER_THREAD = 1, 2
 
@@ -48,14 +52,14 @@ def order_before(array: GPUArray, consumer: int | None) -> None:
 def dlpack(array: GPUArray, *, stream: Any = None, max_version: Any = None,
            dl_device: Any = None, copy: bool | None = None) -> Any:  # fmt: skip
     order_before(array, _consumer_handle(stream))
-    return _dlpack.export_array(
-        array, _dlpack.KDL_CUDA, array.device.index,
+    return export_array(
+        array, KDL_CUDA, array.device.index,
         max_version=max_version, dl_device=dl_device, copy=copy,
     )  # fmt: skip
 
 
 def dlpack_device(array: GPUArray) -> tuple[int, int]:
-    return (_dlpack.KDL_CUDA, array.device.index)
+    return (KDL_CUDA, array.device.index)
 
 
 def dlpack_consumer_stream(device: Any) -> int:

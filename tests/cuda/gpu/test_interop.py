@@ -30,7 +30,7 @@ def test_cuda_array_interface_v3() -> None:
 
 def test_torch_both_ways_zero_copy() -> None:
     torch = pytest.importorskip("torch")
-    h, x = sample()
+    _, x = sample()
     t = torch.from_dlpack(x)
     assert t.device.type == "cuda" and t.data_ptr() == x.buffer.ptr
     t[0, 0] = 100.0
@@ -59,7 +59,7 @@ def test_torch_both_ways_zero_copy() -> None:
 
 def test_cupy_both_ways_zero_copy() -> None:
     cp = pytest.importorskip("cupy")
-    h, x = sample()
+    _, x = sample()
     c = cp.from_dlpack(x)
     assert c.data.ptr == x.buffer.ptr
     c[1, 1] = 7.0
@@ -85,6 +85,10 @@ def test_export_on_a_stream_orders_the_consumer() -> None:
         cap_stream = torch.cuda.current_stream().cuda_stream or 1
         t = torch.from_dlpack(x.__dlpack__(stream=cap_stream))
     assert float(t.min()) == 10.0
+    del t, x
+    gc.collect()
+    torch.cuda.synchronize()
+    gp.cuda.synchronize()
 
 
 def test_capsule_keeps_memory_alive_and_deleter_runs() -> None:

@@ -3,6 +3,7 @@ stream-ordered free rule (a block freed on a busy stream is held back from the p
 
 from __future__ import annotations
 
+import gc
 import threading
 
 import numpy as np
@@ -40,6 +41,7 @@ def test_ops_on_a_non_blocking_stream_and_events() -> None:
         z = gp.sort(y[:4096])
         end.record()
         got = y.to_numpy()  # waits for s only
+        del x, y
     end.synchronize()
     assert end.query() and s.query()
     assert gp.cuda.get_elapsed_time(start, end) > 0
@@ -48,6 +50,14 @@ def test_ops_on_a_non_blocking_stream_and_events() -> None:
         want = want * np.float32(1.0001) + np.float32(0.5)
     np.testing.assert_allclose(got, want, rtol=1e-5)
     np.testing.assert_array_equal(z.to_numpy(), np.sort(got[:4096]))
+    del z
+    release()
+
+
+def release() -> None:
+    """Let the arrays of a test go and wait, so their stream-held blocks are back."""
+    gc.collect()
+    gp.cuda.synchronize()
 
 
 def test_wait_event_orders_two_streams() -> None:
@@ -62,7 +72,8 @@ def test_wait_event_orders_two_streams() -> None:
         y = x * 2.0
         got = y.to_numpy()
     assert float(got.min()) == float(got.max()) == 20.0
-    gp.cuda.synchronize()
+    del x, y
+    release()
 
 
 def test_block_freed_on_a_busy_stream_is_held_until_it_finishes() -> None:
@@ -81,3 +92,5 @@ def test_priority_stream() -> None:
     with s:
         v = gp.arange(10) * 2
     np.testing.assert_array_equal(v.to_numpy(), np.arange(10) * 2)
+    del v
+    release()
