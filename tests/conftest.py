@@ -11,8 +11,8 @@ from typing import Any
 # that warning into an error); the tests that check how they are reported enable them.
 os.environ.setdefault("PYGPUKIT_DISABLE_PLUGINS", "broken,broken_hook")
 
-import pygpukit as gp  # noqa: E402
-import pytest  # noqa: E402
+import pygpukit as gp
+import pytest
 
 
 @pytest.hookimpl(wrapper=True)
