@@ -56,7 +56,7 @@ def jit(source: str, /, func: str, **options: Any) -> Any:
             "pygpukit.jit needs the CUDA backend: pip install pygpukit-cuda "
             "(and an NVIDIA GPU with its driver); `python -m pygpukit doctor` says what is missing"
         )
-    return impl(source, func=func, **options)
+    return impl(source, func=func, **options)  # type: ignore[operator]
 
 
 def __getattr__(name: str) -> Any:

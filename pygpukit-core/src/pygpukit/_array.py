@@ -24,7 +24,7 @@ class GPUArray:
     ``from_numpy`` and friends rather than with this constructor.
     """
 
-    __slots__ = ("_buffer", "_shape", "_strides", "_offset", "_dtype", "_device", "__weakref__")
+    __slots__ = ("__weakref__", "_buffer", "_device", "_dtype", "_offset", "_shape", "_strides")
     __array_priority__ = 100  # NumPy defers to our operators
 
     def __init__(
@@ -134,8 +134,10 @@ class GPUArray:
     def reshape(self, *shape: Any, copy: bool | None = None) -> GPUArray:
         target = shape[0] if len(shape) == 1 else shape
         new_shape = _views.resolve_reshape(self.size, target)
-        strides = None if copy else _views.reshape_strides(
-            self._shape, self._strides, new_shape, self.itemsize
+        strides = (
+            None
+            if copy
+            else _views.reshape_strides(self._shape, self._strides, new_shape, self.itemsize)
         )
         if strides is not None:
             return self._view(new_shape, strides, self._offset)
@@ -302,9 +304,7 @@ class GPUArray:
         return (self[i] for i in range(self._shape[0]))
 
     def __repr__(self) -> str:
-        body = np.array2string(
-            self.to_numpy(), separator=", ", prefix="GPUArray(", threshold=200
-        )
+        body = np.array2string(self.to_numpy(), separator=", ", prefix="GPUArray(", threshold=200)
         return f"GPUArray({body}, dtype={self._dtype.name}, device='{self._device}')"
 
     __str__ = __repr__
@@ -313,60 +313,157 @@ class GPUArray:
         raise TypeError("unhashable type: 'GPUArray'")
 
     # -- operators ------------------------------------------------------------------
-    def __add__(self, other: Any) -> GPUArray: return _ops.add(self, other)
-    def __radd__(self, other: Any) -> GPUArray: return _ops.add(other, self)
-    def __sub__(self, other: Any) -> GPUArray: return _ops.subtract(self, other)
-    def __rsub__(self, other: Any) -> GPUArray: return _ops.subtract(other, self)
-    def __mul__(self, other: Any) -> GPUArray: return _ops.multiply(self, other)
-    def __rmul__(self, other: Any) -> GPUArray: return _ops.multiply(other, self)
-    def __truediv__(self, other: Any) -> GPUArray: return _ops.divide(self, other)
-    def __rtruediv__(self, other: Any) -> GPUArray: return _ops.divide(other, self)
-    def __floordiv__(self, other: Any) -> GPUArray: return _ops.floor_divide(self, other)
-    def __rfloordiv__(self, other: Any) -> GPUArray: return _ops.floor_divide(other, self)
-    def __mod__(self, other: Any) -> GPUArray: return _ops.remainder(self, other)
-    def __rmod__(self, other: Any) -> GPUArray: return _ops.remainder(other, self)
-    def __pow__(self, other: Any) -> GPUArray: return _ops.pow(self, other)
-    def __rpow__(self, other: Any) -> GPUArray: return _ops.pow(other, self)
-    def __matmul__(self, other: Any) -> GPUArray: return _ops.matmul(self, other)
-    def __rmatmul__(self, other: Any) -> GPUArray: return _ops.matmul(other, self)
-    def __and__(self, other: Any) -> GPUArray: return _ops.bitwise_and(self, other)
-    def __rand__(self, other: Any) -> GPUArray: return _ops.bitwise_and(other, self)
-    def __or__(self, other: Any) -> GPUArray: return _ops.bitwise_or(self, other)
-    def __ror__(self, other: Any) -> GPUArray: return _ops.bitwise_or(other, self)
-    def __xor__(self, other: Any) -> GPUArray: return _ops.bitwise_xor(self, other)
-    def __rxor__(self, other: Any) -> GPUArray: return _ops.bitwise_xor(other, self)
-    def __lshift__(self, other: Any) -> GPUArray: return _ops.bitwise_left_shift(self, other)
-    def __rlshift__(self, other: Any) -> GPUArray: return _ops.bitwise_left_shift(other, self)
-    def __rshift__(self, other: Any) -> GPUArray: return _ops.bitwise_right_shift(self, other)
-    def __rrshift__(self, other: Any) -> GPUArray: return _ops.bitwise_right_shift(other, self)
-    def __lt__(self, other: Any) -> GPUArray: return _ops.less(self, other)
-    def __le__(self, other: Any) -> GPUArray: return _ops.less_equal(self, other)
-    def __gt__(self, other: Any) -> GPUArray: return _ops.greater(self, other)
-    def __ge__(self, other: Any) -> GPUArray: return _ops.greater_equal(self, other)
-    def __eq__(self, other: Any) -> GPUArray: return _ops.equal(self, other)  # type: ignore[override]
-    def __ne__(self, other: Any) -> GPUArray: return _ops.not_equal(self, other)  # type: ignore[override]
-    def __neg__(self) -> GPUArray: return _ops.negative(self)
-    def __pos__(self) -> GPUArray: return _ops.positive(self)
-    def __abs__(self) -> GPUArray: return _ops.abs(self)
-    def __invert__(self) -> GPUArray: return _ops.bitwise_invert(self)
+    def __add__(self, other: Any) -> GPUArray:
+        return _ops.add(self, other)
 
-    def __iadd__(self, other: Any) -> GPUArray: return _ops.inplace("add", self, other)
-    def __isub__(self, other: Any) -> GPUArray: return _ops.inplace("subtract", self, other)
-    def __imul__(self, other: Any) -> GPUArray: return _ops.inplace("multiply", self, other)
-    def __itruediv__(self, other: Any) -> GPUArray: return _ops.inplace("divide", self, other)
-    def __ifloordiv__(self, other: Any) -> GPUArray: return _ops.inplace("floor_divide", self, other)
-    def __imod__(self, other: Any) -> GPUArray: return _ops.inplace("remainder", self, other)
-    def __ipow__(self, other: Any) -> GPUArray: return _ops.inplace("pow", self, other)
-    def __iand__(self, other: Any) -> GPUArray: return _ops.inplace("bitwise_and", self, other)
-    def __ior__(self, other: Any) -> GPUArray: return _ops.inplace("bitwise_or", self, other)
-    def __ixor__(self, other: Any) -> GPUArray: return _ops.inplace("bitwise_xor", self, other)
-    def __ilshift__(self, other: Any) -> GPUArray: return _ops.inplace("bitwise_left_shift", self, other)
-    def __irshift__(self, other: Any) -> GPUArray: return _ops.inplace("bitwise_right_shift", self, other)
+    def __radd__(self, other: Any) -> GPUArray:
+        return _ops.add(other, self)
+
+    def __sub__(self, other: Any) -> GPUArray:
+        return _ops.subtract(self, other)
+
+    def __rsub__(self, other: Any) -> GPUArray:
+        return _ops.subtract(other, self)
+
+    def __mul__(self, other: Any) -> GPUArray:
+        return _ops.multiply(self, other)
+
+    def __rmul__(self, other: Any) -> GPUArray:
+        return _ops.multiply(other, self)
+
+    def __truediv__(self, other: Any) -> GPUArray:
+        return _ops.divide(self, other)
+
+    def __rtruediv__(self, other: Any) -> GPUArray:
+        return _ops.divide(other, self)
+
+    def __floordiv__(self, other: Any) -> GPUArray:
+        return _ops.floor_divide(self, other)
+
+    def __rfloordiv__(self, other: Any) -> GPUArray:
+        return _ops.floor_divide(other, self)
+
+    def __mod__(self, other: Any) -> GPUArray:
+        return _ops.remainder(self, other)
+
+    def __rmod__(self, other: Any) -> GPUArray:
+        return _ops.remainder(other, self)
+
+    def __pow__(self, other: Any) -> GPUArray:
+        return _ops.pow(self, other)
+
+    def __rpow__(self, other: Any) -> GPUArray:
+        return _ops.pow(other, self)
+
+    def __matmul__(self, other: Any) -> GPUArray:
+        return _ops.matmul(self, other)
+
+    def __rmatmul__(self, other: Any) -> GPUArray:
+        return _ops.matmul(other, self)
+
+    def __and__(self, other: Any) -> GPUArray:
+        return _ops.bitwise_and(self, other)
+
+    def __rand__(self, other: Any) -> GPUArray:
+        return _ops.bitwise_and(other, self)
+
+    def __or__(self, other: Any) -> GPUArray:
+        return _ops.bitwise_or(self, other)
+
+    def __ror__(self, other: Any) -> GPUArray:
+        return _ops.bitwise_or(other, self)
+
+    def __xor__(self, other: Any) -> GPUArray:
+        return _ops.bitwise_xor(self, other)
+
+    def __rxor__(self, other: Any) -> GPUArray:
+        return _ops.bitwise_xor(other, self)
+
+    def __lshift__(self, other: Any) -> GPUArray:
+        return _ops.bitwise_left_shift(self, other)
+
+    def __rlshift__(self, other: Any) -> GPUArray:
+        return _ops.bitwise_left_shift(other, self)
+
+    def __rshift__(self, other: Any) -> GPUArray:
+        return _ops.bitwise_right_shift(self, other)
+
+    def __rrshift__(self, other: Any) -> GPUArray:
+        return _ops.bitwise_right_shift(other, self)
+
+    def __lt__(self, other: Any) -> GPUArray:
+        return _ops.less(self, other)
+
+    def __le__(self, other: Any) -> GPUArray:
+        return _ops.less_equal(self, other)
+
+    def __gt__(self, other: Any) -> GPUArray:
+        return _ops.greater(self, other)
+
+    def __ge__(self, other: Any) -> GPUArray:
+        return _ops.greater_equal(self, other)
+
+    def __eq__(self, other: Any) -> GPUArray:  # type: ignore[override]
+        return _ops.equal(self, other)
+
+    def __ne__(self, other: Any) -> GPUArray:  # type: ignore[override]
+        return _ops.not_equal(self, other)
+
+    def __neg__(self) -> GPUArray:
+        return _ops.negative(self)
+
+    def __pos__(self) -> GPUArray:
+        return _ops.positive(self)
+
+    def __abs__(self) -> GPUArray:
+        return _ops.abs(self)
+
+    def __invert__(self) -> GPUArray:
+        return _ops.bitwise_invert(self)
+
+    def __iadd__(self, other: Any) -> GPUArray:
+        return _ops.inplace("add", self, other)
+
+    def __isub__(self, other: Any) -> GPUArray:
+        return _ops.inplace("subtract", self, other)
+
+    def __imul__(self, other: Any) -> GPUArray:
+        return _ops.inplace("multiply", self, other)
+
+    def __itruediv__(self, other: Any) -> GPUArray:
+        return _ops.inplace("divide", self, other)
+
+    def __ifloordiv__(self, other: Any) -> GPUArray:
+        return _ops.inplace("floor_divide", self, other)
+
+    def __imod__(self, other: Any) -> GPUArray:
+        return _ops.inplace("remainder", self, other)
+
+    def __ipow__(self, other: Any) -> GPUArray:
+        return _ops.inplace("pow", self, other)
+
+    def __iand__(self, other: Any) -> GPUArray:
+        return _ops.inplace("bitwise_and", self, other)
+
+    def __ior__(self, other: Any) -> GPUArray:
+        return _ops.inplace("bitwise_or", self, other)
+
+    def __ixor__(self, other: Any) -> GPUArray:
+        return _ops.inplace("bitwise_xor", self, other)
+
+    def __ilshift__(self, other: Any) -> GPUArray:
+        return _ops.inplace("bitwise_left_shift", self, other)
+
+    def __irshift__(self, other: Any) -> GPUArray:
+        return _ops.inplace("bitwise_right_shift", self, other)
+
     def __imatmul__(self, other: Any) -> GPUArray:
         result = _ops.matmul(self, other)
         if result.shape != self._shape or result.dtype is not self._dtype:
-            raise ValueError(f"@= would change the array from {self._shape} {self._dtype} "
-                             f"to {result.shape} {result.dtype}")
+            raise ValueError(
+                f"@= would change the array from {self._shape} {self._dtype} "
+                f"to {result.shape} {result.dtype}"
+            )
         self[...] = result
         return self
 

@@ -35,7 +35,7 @@ def default_device() -> Device:
     snap = config.current()
     cached = snap.dispatch_cache.get("__default_device__")
     if cached is not None:
-        return cached  # type: ignore[no-any-return]
+        return cached
     wanted = snap.get("device")
     if wanted != "auto":
         device = check_device(Device.parse(wanted))

@@ -73,8 +73,12 @@ class Task:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[None] = loop.create_future()
 
+        def settle() -> None:
+            if not future.done():
+                future.set_result(None)
+
         def finished(_task_id: int) -> None:  # runs on the Rust worker thread
-            loop.call_soon_threadsafe(lambda: future.done() or future.set_result(None))
+            loop.call_soon_threadsafe(settle)
 
         self._sched._rs.add_done_callback(self.id, finished)
         yield from future.__await__()
@@ -189,4 +193,3 @@ class Scheduler:
 
     def __exit__(self, *exc: object) -> None:
         self.shutdown()
-

@@ -23,7 +23,7 @@ def scalar_or_array(x: Any, name: str) -> GPUArray | Scalar:
     if isinstance(x, (bool, int, float)):
         return x
     if isinstance(x, np.generic) and x.dtype.kind in "biuf":
-        return x.item()  # type: ignore[no-any-return]
+        return x.item()
     if isinstance(x, (np.ndarray, list, tuple)):
         raise TypeError(
             f"{name} is a host {type(x).__name__}: convert it with pygpukit.asarray() first "
