@@ -237,6 +237,7 @@ _ARG = (
 )
 _ARG_TAKE = r"""
 __device__ __forceinline__ void pgk_arg_take(PgkS& a, A v, long long i) {
+  if (i == 0x7fffffffffffffffll) return;  // merging an empty state
   bool an = a.v != a.v, vn = v != v;
   bool take = a.i == 0x7fffffffffffffffll ||
       (vn ? (!an || i < a.i) : (!an && (v CMP a.v || (v == a.v && i < a.i))));
