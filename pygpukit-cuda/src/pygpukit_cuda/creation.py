@@ -40,8 +40,8 @@ def linspace(out: GPUArray, start: int | float, stop: int | float, step: float,
     index = out.device.index
     fn = launcher.function(index, f"pgk_linspace_{out.dtype.name}", cs.fill_source(out.dtype),
                            cs.LINSPACE_FORMAT)  # fmt: skip
-    fn.launch(_grid(index, n), (BLOCK,), (_ptr(out), n, out.strides[0], float(start),
-                                          float(stop), float(step), int(bool(endpoint))))  # fmt: skip
+    args = (_ptr(out), n, out.strides[0], float(start), float(stop), float(step), int(endpoint))
+    fn.launch(_grid(index, n), (BLOCK,), args)
 
 
 def eye(out: GPUArray, k: int) -> None:

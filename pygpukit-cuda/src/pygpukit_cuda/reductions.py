@@ -112,7 +112,11 @@ def launch(spec: rs.ReductionSpec, x: GPUArray, out: GPUArray, axes: tuple[int, 
         splits = max(1, -(-nred // chunk))
         grid = (tiles, splits)
         kernel = spec.col
-    ws = GPUArray.empty((nout * splits * rs.STATE_BYTES,), dt.uint8, out.device) if splits > 1 else None
+    ws = (
+        GPUArray.empty((nout * splits * rs.STATE_BYTES,), dt.uint8, out.device)
+        if splits > 1
+        else None
+    )
     ws_ptr = _ptr(ws) if ws is not None else 0
     fn = launcher.function(index, kernel, spec.source, rs.ROW_FORMAT)
     fn.launch(grid, (BLOCK,), (_ptr(out), ws_ptr, _ptr(x), *lay, splits, chunk, group, param))

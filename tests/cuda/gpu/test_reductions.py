@@ -105,8 +105,11 @@ AXES = [None, 0, 2, (0, 2), (1, 2), ()]
 def test_reduction_matches_numpy(op: str, d: dt.DataType) -> None:
     for i, (label, (make, parent)) in enumerate(VIEWS.items()):
         host = data(d, parent, seed=i, op=op)
-        g = make(gp.asarray(host, device="cuda")) if label != "broadcast" else \
-            gp.broadcast_to(gp.asarray(host, device="cuda"), (4, 6, 10))
+        g = (
+            make(gp.asarray(host, device="cuda"))
+            if label != "broadcast"
+            else gp.broadcast_to(gp.asarray(host, device="cuda"), (4, 6, 10))
+        )
         h = make(host)
         for j, axis in enumerate(AXES):
             axes = tuple(range(3)) if axis is None else ((axis,) if isinstance(axis, int) else axis)
@@ -187,7 +190,9 @@ def test_empty_and_size_one() -> None:
     with pytest.raises(ValueError, match="axis 1 of length 0"):
         gp.max(e, axis=1)
     one = gp.asarray(np.array([2.5], np.float64), device="cuda")
-    assert float(gp.sum(one).to_numpy()) == 2.5 and np.isnan(float(gp.var(one, correction=1).to_numpy()))
+    assert float(gp.sum(one).to_numpy()) == 2.5 and np.isnan(
+        float(gp.var(one, correction=1).to_numpy())
+    )
     scalar = gp.asarray(np.array(7, np.int32), device="cuda")
     assert int(gp.sum(scalar).to_numpy()) == 7 and int(gp.argmax(scalar).to_numpy()) == 0
 
@@ -210,7 +215,11 @@ def test_cumulative_matches_numpy(op: str, d: dt.DataType) -> None:
         host = np.where(np.abs(host.astype(np.float64)) < 0.9, 1.0, host / 1.5).astype(host.dtype)
     fn = np.cumsum if op == "cumulative_sum" else np.cumprod
     g = gp.asarray(host, device="cuda")
-    for axis, view, hv in ((1, g, host), (0, g[:, ::3], host[:, ::3]), (1, g.T[::-1], host.T[::-1])):
+    for axis, view, hv in (
+        (1, g, host),
+        (0, g[:, ::3], host[:, ::3]),
+        (1, g.T[::-1], host.T[::-1]),
+    ):
         for include in (False, True):
             got = getattr(gp, op)(view, axis=axis, include_initial=include)
             wide = hv.astype(np.int64) if hv.dtype.kind in "biu" else hv.astype(np.float64)

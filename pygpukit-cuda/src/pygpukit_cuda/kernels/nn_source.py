@@ -156,7 +156,7 @@ def nn_body(op: str, x: dt.DataType, out: dt.DataType, name: str) -> str:
     lines = [
         f"typedef {cm} C;",
         f"#define PGK_CACHE {CACHE}",
-        f"#define PGK_NEG_INF ((C)__longlong_as_double(0xfff0000000000000ll))",
+        "#define PGK_NEG_INF ((C)__longlong_as_double(0xfff0000000000000ll))",
         f"#define PGK_LOADX(p) ((C)pgk_ld_{x.name}(p))",
         f"#define PGK_STORE(p, w) pgk_st_{out.name}(p, {convert('(w)', c, out)})",
         f"#define F16_CODE {ctype(dt.float16).code}",

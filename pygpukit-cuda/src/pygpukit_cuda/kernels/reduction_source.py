@@ -220,12 +220,27 @@ _OPS = {
         "if (b.v != b.v || b.v < a.v) a.v = b.v;",
         "STORE(s.v);",
     ),
-    "all": ("struct PgkS { int v; };", "s.v = 1;", "s.v &= (int)v;", "a.v &= b.v;",
-            "STORE(s.v);"),  # fmt: skip
-    "any": ("struct PgkS { int v; };", "s.v = 0;", "s.v |= (int)v;", "a.v |= b.v;",
-            "STORE(s.v);"),  # fmt: skip
-    "count_nonzero": ("struct PgkS { long long v; };", "s.v = 0;", "s.v += (long long)v;",
-                      "a.v += b.v;", "STORE(s.v);"),  # fmt: skip
+    "all": (
+        "struct PgkS { int v; };",
+        "s.v = 1;",
+        "s.v &= (int)v;",
+        "a.v &= b.v;",
+        "STORE(s.v);",
+    ),
+    "any": (
+        "struct PgkS { int v; };",
+        "s.v = 0;",
+        "s.v |= (int)v;",
+        "a.v |= b.v;",
+        "STORE(s.v);",
+    ),
+    "count_nonzero": (
+        "struct PgkS { long long v; };",
+        "s.v = 0;",
+        "s.v += (long long)v;",
+        "a.v += b.v;",
+        "STORE(s.v);",
+    ),
 }
 # argmax/argmin: the first occurrence wins; NaN counts as the extreme (the first NaN wins).
 _ARG = (
@@ -295,8 +310,10 @@ def _value(op: str, x: dt.DataType, out: dt.DataType, acc: dt.DataType) -> str:
 
 def _limits(acc: dt.DataType) -> tuple[str, str]:
     if acc is dt.float32 or acc is dt.float64:
-        return ("((A)__longlong_as_double(0xfff0000000000000ll))",
-                "((A)__longlong_as_double(0x7ff0000000000000ll))")
+        return (
+            "((A)__longlong_as_double(0xfff0000000000000ll))",
+            "((A)__longlong_as_double(0x7ff0000000000000ll))",
+        )
     if acc is dt.int32:
         return "0", "1"  # bool
     return "(-0x7fffffffffffffffll - 1)", "0x7fffffffffffffffll"
@@ -366,8 +383,7 @@ def reduction_body(op: str, x: dt.DataType, out: dt.DataType, name: str) -> str:
         "__device__ __forceinline__ void pgk_merge(PgkS& a, const PgkS& b) { " + merge + " }",
     ]
     lines += [
-        "__device__ __forceinline__ void pgk_add(PgkS& s, A v, long long r, A shift) "
-        f"{{ {add} }}",
+        f"__device__ __forceinline__ void pgk_add(PgkS& s, A v, long long r, A shift) {{ {add} }}",
         "__device__ __forceinline__ void pgk_store(char* p, const PgkS& s, long long n, "
         f"double param) {{\n  {store}\n}}",
     ]
@@ -437,7 +453,8 @@ def scan_kernel(op: str, x: dt.DataType, out: dt.DataType) -> tuple[str, str]:
         # pgk_group_reduce (unused here) needs these names
         "struct PgkS { A v; };",
         "__device__ __forceinline__ void pgk_init(PgkS& s) { s.v = PGK_IDENTITY; }",
-        "__device__ __forceinline__ void pgk_merge(PgkS& a, const PgkS& b) { a.v = pgk_op(a.v, b.v); }",
+        "__device__ __forceinline__ void pgk_merge(PgkS& a, const PgkS& b) "
+        "{ a.v = pgk_op(a.v, b.v); }",
     ]
     src = PREAMBLE + "\n".join(lines) + COMMON + _SCAN.replace("PGK_NAME", name)
     return name, src
