@@ -95,8 +95,8 @@ def bench_matmul(n: int, name: str, tf32: bool, rows: list[list[str]]) -> None:
     err = rel_err(out, torch.matmul(ta.double(), tb.double()))
     flops = 2.0 * n**3
     label = ("tf32" if tf32 else "fp32 exact") if name == "float32" else name
-    cells = [f"matmul {label}", f"{n}", f"{ours:.3f}", f"{flops / ours / 1e9:.0f}",
-             f"{theirs:.3f}", f"{flops / theirs / 1e9:.0f}", f"{theirs / ours:.3f}", f"{err:.1e}"]
+    cells = [f"matmul {label}", f"{n}", f"{ours:.3f}", f"{flops / ours / 1e9:.1f}",
+             f"{theirs:.3f}", f"{flops / theirs / 1e9:.1f}", f"{theirs / ours:.3f}", f"{err:.1e}"]
     cupy_ratio = "-"
     if name in ("float16", "float32") and not tf32:
         try:
@@ -126,7 +126,7 @@ def bench_sdpa(rows: list[list[str]]) -> None:
                   F.scaled_dot_product_attention(tq.float(), tk.float(), tv.float(), is_causal=True))
     flops = 4.0 * b * h * s * s * d / 2  # causal: half the score matrix
     rows.append([f"sdpa_causal bf16 B{b} H{h} D{d}", f"{s}", f"{ours:.3f}",
-                 f"{flops / ours / 1e9:.0f}", f"{theirs:.3f}", f"{flops / theirs / 1e9:.0f}",
+                 f"{flops / ours / 1e9:.1f}", f"{theirs:.3f}", f"{flops / theirs / 1e9:.1f}",
                  f"{theirs / ours:.3f}", f"{err:.1e}", "-"])  # fmt: skip
 
 
@@ -145,7 +145,7 @@ def main() -> None:
             bench_matmul(n, name, tf32, rows)
     if not args.no_sdpa:
         bench_sdpa(rows)
-    head = ["op", "n", "pgk ms", "pgk GFLOP/s", "torch ms", "torch GFLOP/s", "vs torch",
+    head = ["op", "n", "pgk ms", "pgk TFLOP/s", "torch ms", "torch TFLOP/s", "vs torch",
             "rel err", "vs cupy"]
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
     for r in [head, *rows]:

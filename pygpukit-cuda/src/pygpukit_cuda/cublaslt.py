@@ -10,7 +10,8 @@ it is absent (the NVRTC kernels of ``matmul`` then serve every dtype).
 operands are strided views; cuBLASLt is column-major, so it computes ``out^T = b^T a^T``
 and expresses each operand through the op flag and leading dimension of its layout
 (transposed views need no copy). Plans (descriptors, layouts and the chosen algorithm)
-are cached per shape, strides and alignment; the workspace comes from the device pool.
+are cached per shape, strides and alignment; each product takes the workspace its algorithm
+asks for (at most ``WORKSPACE_BYTES``) from the device pool and gives it back at once.
 """
 
 from __future__ import annotations
@@ -188,7 +189,6 @@ class Lt:
         v = int(cdll.cublasLtGetVersion())
         self.version = f"{v // 10000}.{(v // 100) % 100}.{v % 100}"
         self._handles: dict[int, int] = {}
-        self._workspaces: dict[int, Any] = {}
         self._plans: dict[tuple[Any, ...], _Plan | None] = {}
         self._lock = threading.Lock()
 
@@ -205,13 +205,15 @@ class Lt:
             h = self._handles[device_index] = int(p.value or 0)
         return h
 
-    def _workspace(self, device_index: int) -> int:
-        ws = self._workspaces.get(device_index)
-        if ws is None:
-            from .device import allocator
+    def _workspace(self, device_index: int, nbytes: int) -> Any:
+        """A pool block for one product's workspace (None when it needs none). Dropped right
+        after the launch: every kernel runs on the default stream, so the pool may hand the
+        block to the next op without waiting."""
+        if nbytes == 0:
+            return None
+        from .device import allocator
 
-            ws = self._workspaces[device_index] = allocator(device_index).allocate(WORKSPACE_BYTES)
-        return int(ws.ptr)
+        return allocator(device_index).allocate(nbytes)
 
     def _set(self, fn: Any, obj: int, attr: int, value: Any, what: str) -> None:
         self.check(fn(obj, attr, ctypes.byref(value), ctypes.sizeof(value)), what)
@@ -273,12 +275,13 @@ class Lt:
         return _Plan(int(desc.value or 0), la, lb, lc, result, alpha, beta)
 
     def run(self, device_index: int, plan: _Plan, a_ptr: int, b_ptr: int, d_ptr: int) -> None:
-        ws = self._workspace(device_index)
+        nbytes = int(plan.result.workspace_size)
+        ws = self._workspace(device_index, nbytes)
         self.check(
             self.cdll.cublasLtMatmul(
                 self._handle(device_index), plan.desc, ctypes.byref(plan.alpha), a_ptr, plan.la,
                 b_ptr, plan.lb, ctypes.byref(plan.beta), d_ptr, plan.lc, d_ptr, plan.lc,
-                ctypes.byref(plan.result.algo), ws, WORKSPACE_BYTES, None),
+                ctypes.byref(plan.result.algo), ws.ptr if ws is not None else None, nbytes, None),
             "cublasLtMatmul")  # fmt: skip
 
 

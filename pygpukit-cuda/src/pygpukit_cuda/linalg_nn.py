@@ -93,6 +93,7 @@ extern "C" __global__ void __launch_bounds__(128) %(name)s(
         for (int r = 0; r < 4; ++r) s[r] += Qs[(warp * 4 + r) * D + d] * kv;
       }
     }
+    T p[4];
     #pragma unroll
     for (int r = 0; r < 4; ++r) {
       long long qi = q0 + warp * 4 + r, j = j0 + lane;
@@ -105,23 +106,29 @@ extern "C" __global__ void __launch_bounds__(128) %(name)s(
         mt = other > mt ? other : mt;
       }
       T m_new = m_run[r] > mt ? m_run[r] : mt;
-      T p = (visible && m_new != PGK_NEG_INF) ? %(exp)s(sc - m_new) : (T)0;
+      p[r] = (visible && m_new != PGK_NEG_INF) ? %(exp)s(sc - m_new) : (T)0;
       T alpha = (m_run[r] == PGK_NEG_INF) ? (T)0 : %(exp)s(m_run[r] - m_new);
-      T ps = p;
+      T ps = p[r];
       #pragma unroll
       for (int o = 16; o > 0; o >>= 1) ps += __shfl_xor_sync(0xffffffffu, ps, o);
       l_run[r] = l_run[r] * alpha + ps;
       m_run[r] = m_new;
       #pragma unroll
       for (int i = 0; i < 8; ++i) acc[r][i] *= alpha;
-      for (int jj = 0; jj < KT; ++jj) {
-        T pj = __shfl_sync(0xffffffffu, p, jj);
-        if (pj == (T)0) continue;  // masked keys (uniform across the warp)
-        const T* vr = Vs + jj * Dv;
-        #pragma unroll
-        for (int i = 0; i < 8; ++i) {
-          long long d = lane + 32 * i;
-          if (d < Dv) acc[r][i] += pj * vr[d];
+    }
+    // P @ V: each value row is read once from shared memory for the warp's 4 queries
+    for (int jj = 0; jj < KT; ++jj) {
+      T pj[4];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r) pj[r] = __shfl_sync(0xffffffffu, p[r], jj);
+      const T* vr = Vs + jj * Dv;
+      #pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        long long d = lane + 32 * i;
+        if (d < Dv) {
+          T vv = vr[d];
+          #pragma unroll
+          for (int r = 0; r < 4; ++r) acc[r][i] += pj[r] * vv;
         }
       }
     }
