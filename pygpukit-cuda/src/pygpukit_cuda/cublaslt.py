@@ -175,7 +175,7 @@ class Lt:
             "cublasLtMatmulPreferenceDestroy": [vp],
             "cublasLtMatmulAlgoGetHeuristic": [vp, vp, vp, vp, vp, vp, vp, i32,
                                                ctypes.POINTER(_HeuristicResult),
-                                               ctypes.POINTER(i32)],  # fmt: skip
+                                               ctypes.POINTER(i32)],
             "cublasLtMatmul": [vp, vp, vp, vp, vp, vp, vp, vp, vp, vp, vp, vp, vp, vp, sz, vp],
         }
         for name, args in sigs.items():
@@ -220,8 +220,8 @@ class Lt:
 
     def _layout(self, dtype: int, o: Operand, batch: int, stride: int) -> int:
         p = ctypes.c_void_p()
-        self.check(self.cdll.cublasLtMatrixLayoutCreate(ctypes.byref(p), dtype, o.rows, o.cols,
-                                                        o.ld), "cublasLtMatrixLayoutCreate")  # fmt: skip
+        status = self.cdll.cublasLtMatrixLayoutCreate(ctypes.byref(p), dtype, o.rows, o.cols, o.ld)
+        self.check(status, "cublasLtMatrixLayoutCreate")
         if batch > 1:
             set_attr = self.cdll.cublasLtMatrixLayoutSetAttribute
             self._set(set_attr, p.value, _LAYOUT_BATCH_COUNT, ctypes.c_int32(batch), "batch count")

@@ -64,7 +64,7 @@ def test_2d_products_through_the_provider(name: str, m: int, n: int, k: int) -> 
     check(got.to_numpy(), reference(a, b, name), name)
 
 
-@pytest.mark.parametrize("name", FLOATS + ["int32", "int8"])
+@pytest.mark.parametrize("name", [*FLOATS, "int32", "int8"])
 @pytest.mark.parametrize("path", ["auto", "nvrtc"])
 def test_views_batches_and_broadcast(name: str, path: str) -> None:
     kernel = mm.matmul if path == "auto" else mm._nvrtc_matmul
