@@ -95,8 +95,16 @@ def bench_matmul(n: int, name: str, tf32: bool, rows: list[list[str]]) -> None:
     err = rel_err(out, torch.matmul(ta.double(), tb.double()))
     flops = 2.0 * n**3
     label = ("tf32" if tf32 else "fp32 exact") if name == "float32" else name
-    cells = [f"matmul {label}", f"{n}", f"{ours:.3f}", f"{flops / ours / 1e9:.1f}",
-             f"{theirs:.3f}", f"{flops / theirs / 1e9:.1f}", f"{theirs / ours:.3f}", f"{err:.1e}"]
+    cells = [
+        f"matmul {label}",
+        f"{n}",
+        f"{ours:.3f}",
+        f"{flops / ours / 1e9:.1f}",
+        f"{theirs:.3f}",
+        f"{flops / theirs / 1e9:.1f}",
+        f"{theirs / ours:.3f}",
+        f"{err:.1e}",
+    ]
     cupy_ratio = "-"
     if name in ("float16", "float32") and not tf32:
         try:
@@ -131,8 +139,13 @@ def bench_sdpa(rows: list[list[str]]) -> None:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("--sizes", type=int, nargs="+", default=[4096, 8192],
-                   help="square sizes (default: 4096 8192)")
+    p.add_argument(
+        "--sizes",
+        type=int,
+        nargs="+",
+        default=[4096, 8192],
+        help="square sizes (default: 4096 8192)",
+    )
     p.add_argument("--no-sdpa", action="store_true", help="skip the attention row")
     args = p.parse_args()
     import torch
@@ -144,8 +157,17 @@ def main() -> None:
             bench_matmul(n, name, tf32, rows)
     if not args.no_sdpa:
         bench_sdpa(rows)
-    head = ["op", "n", "pgk ms", "pgk TFLOP/s", "torch ms", "torch TFLOP/s", "vs torch",
-            "rel err", "vs cupy"]
+    head = [
+        "op",
+        "n",
+        "pgk ms",
+        "pgk TFLOP/s",
+        "torch ms",
+        "torch TFLOP/s",
+        "vs torch",
+        "rel err",
+        "vs cupy",
+    ]
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
     for r in [head, *rows]:
         print(" | ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)))

@@ -173,9 +173,18 @@ class Lt:
             "cublasLtMatmulPreferenceCreate": [ctypes.POINTER(vp)],
             "cublasLtMatmulPreferenceSetAttribute": [vp, i32, vp, sz],
             "cublasLtMatmulPreferenceDestroy": [vp],
-            "cublasLtMatmulAlgoGetHeuristic": [vp, vp, vp, vp, vp, vp, vp, i32,
-                                               ctypes.POINTER(_HeuristicResult),
-                                               ctypes.POINTER(i32)],
+            "cublasLtMatmulAlgoGetHeuristic": [
+                vp,
+                vp,
+                vp,
+                vp,
+                vp,
+                vp,
+                vp,
+                i32,
+                ctypes.POINTER(_HeuristicResult),
+                ctypes.POINTER(i32),
+            ],
             "cublasLtMatmul": [vp, vp, vp, vp, vp, vp, vp, vp, vp, vp, vp, vp, vp, vp, sz, vp],
         }
         for name, args in sigs.items():

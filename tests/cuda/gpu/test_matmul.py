@@ -81,8 +81,14 @@ def test_views_batches_and_broadcast(name: str, path: str) -> None:
     cases.append((ga, gb.broadcast_to((3, 4, 19, 21)), a, b))
     a1 = draw(rng, (17, 19), name)
     b1 = draw(rng, (3, 19, 21), name)
-    cases.append((gp.asarray(a1, device="cuda").broadcast_to((3, 17, 19)),
-                  gp.asarray(b1, device="cuda"), a1, b1))
+    cases.append(
+        (
+            gp.asarray(a1, device="cuda").broadcast_to((3, 17, 19)),
+            gp.asarray(b1, device="cuda"),
+            a1,
+            b1,
+        )
+    )
     # uneven batch strides (a slice of the batch axis) and reversed rows (a copy is needed)
     a = draw(rng, (6, 2, 9, 11), name)
     b = draw(rng, (3, 2, 11, 5), name)
