@@ -142,7 +142,8 @@ class JitKernel:
             grid_dims: tuple[int, ...] = (max(1, math.ceil(count / block_dims[0])),)
         else:
             grid_dims = _dims(grid, "grid")
-        handle = 0 if stream is None else int(getattr(stream, "handle", stream))
+        # no stream given: the current one (gp.cuda.Stream), as for every built-in kernel
+        handle = None if stream is None else int(getattr(stream, "handle", stream))
         fn = self.compile(device_index)
         fn.launch(grid_dims, block_dims, tuple(values), shared_mem, handle)
 
