@@ -7,9 +7,12 @@ with NVRTC's log and the offending source lines.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import threading
 from dataclasses import dataclass
+
+import _pygpukit_rust as _rust
 
 from . import cache
 from ._loader import nvrtc
@@ -45,7 +48,10 @@ class Image:
     from_cache: bool
 
 
-_stats = {"compiled": 0, "disk_hits": 0}
+_stats = {"compiled": 0, "disk_hits": 0, "memory_hits": 0}
+#: compiled images in memory: the Rust runtime's LRU kernel-module cache (dispatch controller),
+#: keyed like the disk cache, in front of it
+_images = _rust.KernelCache(capacity_bytes=256 << 20, max_entries=8192)
 _stats_lock = threading.Lock()
 
 
@@ -86,11 +92,18 @@ def compile_source(
         source, "\0".join(opts), target.option, "cubin" if target.cubin else "ptx",
         version, mod.ABI_VERSION,
     )  # fmt: skip
+    memory_key = (_rust.KernelCache.hash_source(source), "\0".join(opts), target.option, version)
     if use_cache:
+        found = _images.get(*memory_key)
+        if found is not None:
+            with _stats_lock:
+                _stats["memory_hits"] += 1
+            return Image(bytes(found[0]), target, from_cache=True)
         hit = cache.load(key)
         if hit is not None:
             with _stats_lock:
                 _stats["disk_hits"] += 1
+            _remember(memory_key, hit)
             return Image(hit, target, from_cache=True)
     ok, image, log = mod.compile(source, f"{name}.cu", list(opts), target.cubin)
     if not ok:
@@ -99,7 +112,19 @@ def compile_source(
         _stats["compiled"] += 1
     if use_cache:
         cache.store(key, image)
+        _remember(memory_key, image)
     return Image(image, target, from_cache=False)
+
+
+def _remember(memory_key: tuple[str, str, str, str], image: bytes) -> None:
+    source_hash, options, arch, version = memory_key
+    with contextlib.suppress(ValueError):  # an image bigger than the whole cache stays out
+        _images.put(source_hash, image, options=options, arch=arch, compiler_version=version)
+
+
+def memory_cache_stats() -> dict[str, object]:
+    """The in-memory module cache's counters (hits, misses, evictions, bytes)."""
+    return dict(_images.stats())
 
 
 _LINE = re.compile(r"^[^\s(]*\((\d+)\): (error|catastrophic error)", re.MULTILINE)
