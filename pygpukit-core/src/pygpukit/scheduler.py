@@ -16,21 +16,45 @@ from typing import Any
 
 import _pygpukit_rust as _rust
 
+from ._device import Device
+
 AdmissionError = _rust.AdmissionError
 TaskCancelled = _rust.TaskCancelled
 
 _POLICIES = ("guaranteed", "burstable", "best_effort", "besteffort", "best-effort")
 
 
-def _run_task(fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
-    """Call the task's function; on failure drop its frames' locals from the traceback,
-    so the exception the scheduler keeps does not keep the task's arrays alive."""
+def _run_task(fn: Callable[..., Any], args: tuple[Any, ...], device: Device, priority: int) -> Any:
+    """Call the task's function, on a stream of its own when the device has streams.
+
+    On failure the traceback's frames drop their locals, so the exception the scheduler
+    keeps does not keep the task's arrays alive.
+    """
     try:
-        return fn(*args)
+        stream = _task_stream(device, priority)
+        if stream is None:
+            return fn(*args)
+        with stream:
+            result = fn(*args)
+        stream.synchronize()  # the task is done when its kernels are
+        return result
     except BaseException as exc:
         if exc.__traceback__ is not None and exc.__traceback__.tb_next is not None:
             traceback.clear_frames(exc.__traceback__.tb_next)  # those frames have returned
         raise
+
+
+def _task_stream(device: Device, priority: int) -> Any:
+    """A new stream for a task on a CUDA device, at a CUDA priority from the task's own
+    (higher task priority, more urgent stream); None for devices without streams."""
+    if device.type != "cuda":
+        return None
+    import pygpukit
+
+    cuda = pygpukit.cuda
+    least, greatest = cuda.stream_priority_range(device.index)
+    level = max(greatest, min(least, least - priority)) if priority > 0 else least
+    return cuda.Stream(priority=level, non_blocking=True, device=device.index)
 
 
 def _host_memory() -> int:
@@ -153,7 +177,7 @@ class Scheduler:
         task_name = name or getattr(fn, "__name__", None) or type(fn).__name__
         task_id = self._rs.submit(
             _run_task,
-            (fn, args),
+            (fn, args, self.device, priority),
             None,
             memory_request=memory,
             memory_limit=memory_limit,

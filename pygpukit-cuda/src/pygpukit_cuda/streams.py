@@ -302,6 +302,13 @@ def reap() -> int:
     return len(keep)
 
 
+def stream_priority_range(device: int | None = None) -> tuple[int, int]:
+    """(least, greatest) stream priority of a GPU; numerically, greatest <= least."""
+    index = _default_index() if device is None else int(device)
+    least, greatest = _context(index).stream_priority_range()
+    return int(least), int(greatest)
+
+
 def pending_frees() -> int:
     """Blocks freed on a stream whose work has not finished yet (held back from the pool)."""
     return reap()
@@ -316,6 +323,7 @@ class _Namespace:
     get_elapsed_time = staticmethod(get_elapsed_time)
     synchronize = staticmethod(synchronize)
     pending_frees = staticmethod(pending_frees)
+    stream_priority_range = staticmethod(stream_priority_range)
 
     def __repr__(self) -> str:
         return "<pygpukit.cuda: Stream, Event, current_stream, get_elapsed_time, synchronize>"
@@ -324,5 +332,6 @@ class _Namespace:
 namespace = _Namespace()
 
 __all__ = [
-    "Event", "Stream", "current_stream", "get_elapsed_time", "pending_frees", "synchronize",
+    "Event", "Stream", "current_stream", "get_elapsed_time", "pending_frees",
+    "stream_priority_range", "synchronize",
 ]  # fmt: skip
