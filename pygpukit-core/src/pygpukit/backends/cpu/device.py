@@ -55,13 +55,14 @@ class CpuBackend(DeviceBackend):
         # the pool refuses empty blocks; an empty array needs no memory at all
         return HostBuffer(self._pool.allocate(nbytes) if nbytes else None, nbytes)
 
+    # Host transfers go through the pool's copy functions (Rust, GIL released), as a GPU's do.
     def upload(self, buffer: Any, offset: int, host: np.ndarray) -> None:
-        n = host.nbytes
-        buffer.data[offset : offset + n] = host.reshape(-1).view(np.uint8)
+        if host.nbytes:
+            self._pool.copy_from_host(buffer.block, host.reshape(-1).view(np.uint8), offset)
 
     def download(self, buffer: Any, offset: int, out: np.ndarray) -> None:
-        n = out.nbytes
-        out.reshape(-1).view(np.uint8)[:] = buffer.data[offset : offset + n]
+        if out.nbytes:
+            self._pool.copy_to_host(buffer.block, out.reshape(-1).view(np.uint8), offset)
 
     def memory_stats(self, device: Device) -> dict[str, Any]:
         return dict(self._pool.stats())
