@@ -26,6 +26,8 @@ from typing import Any
 
 from pygpukit import _dtypes as dt
 
+from . import streams
+
 #: Wheels that ship cuBLASLt, newest CUDA first, and the names tried after them.
 DISTRIBUTIONS = ("nvidia-cublas", "nvidia-cublas-cu13", "nvidia-cublas-cu12")
 SYSTEM_NAMES = ("libcublasLt.so.13", "libcublasLt.so.12")
@@ -284,13 +286,15 @@ class Lt:
         return _Plan(int(desc.value or 0), la, lb, lc, result, alpha, beta)
 
     def run(self, device_index: int, plan: _Plan, a_ptr: int, b_ptr: int, d_ptr: int) -> None:
+        """Enqueue the product on the device's current stream (where the kernels go too)."""
         nbytes = int(plan.result.workspace_size)
         ws = self._workspace(device_index, nbytes)
         self.check(
             self.cdll.cublasLtMatmul(
                 self._handle(device_index), plan.desc, ctypes.byref(plan.alpha), a_ptr, plan.la,
                 b_ptr, plan.lb, ctypes.byref(plan.beta), d_ptr, plan.lc, d_ptr, plan.lc,
-                ctypes.byref(plan.result.algo), ws.ptr if ws is not None else None, nbytes, None),
+                ctypes.byref(plan.result.algo), ws.ptr if ws is not None else None, nbytes,
+                streams.current_handle(device_index) or None),
             "cublasLtMatmul")  # fmt: skip
 
 

@@ -17,7 +17,7 @@ from typing import Any
 from pygpukit import GPUArray, KernelProvider
 from pygpukit import _dtypes as dt
 
-from . import cublaslt, launcher
+from . import cublaslt, launcher, provider
 from .device import context
 from .kernels import gemm_source
 
@@ -88,7 +88,7 @@ def matmul(x1: GPUArray, x2: GPUArray, out: GPUArray, allow_tf32: bool) -> None:
     if out.size == 0:
         return
     if k == 0:
-        context(out.device.index).memset8(_ptr(out), 0, out.nbytes)
+        provider.fill(out, 0)  # a kernel, so it runs on the current stream
         return
     lt = cublaslt.library() if dtype in cublaslt.DTYPES else None
     if lt is not None and _lt_matmul(lt, x1, x2, out, allow_tf32):
