@@ -10,17 +10,19 @@ if not loader.is_nvrtc_available():
     pytest.skip(f"no NVRTC here: {loader.nvrtc_status()}", allow_module_level=True)
 
 
-def test_second_compile_is_a_memory_hit(tmp_path, monkeypatch):
-    monkeypatch.setenv("PYGPUKIT_CACHE_DIR", str(tmp_path))
+def test_second_compile_is_a_memory_hit(tmp_path):
+    from pygpukit import config
+
     # a source no other test compiles, so the first call must really run NVRTC
     src = f'extern "C" __global__ void k_{tmp_path.name.replace("-", "_")}(float* x)'
     src += " { x[threadIdx.x] *= 3.0f; }"
     name = src.split("void ")[1].split("(")[0]
     target = compiler.Target(90, cubin=True)
-    before = compiler.stats()
-    first = compiler.compile_source(src, name, target)
-    second = compiler.compile_source(src, name, target)
-    after = compiler.stats()
+    with config.use(cache_dir=str(tmp_path)):  # a fresh cache, on disk and in memory
+        before = compiler.stats()
+        first = compiler.compile_source(src, name, target)
+        second = compiler.compile_source(src, name, target)
+        after = compiler.stats()
     assert not first.from_cache and second.from_cache
     assert second.data == first.data
     assert after["compiled"] == before["compiled"] + 1

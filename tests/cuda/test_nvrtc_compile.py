@@ -98,6 +98,7 @@ def test_disk_cache_hit_and_corrupt_entry_is_a_miss(tmp_path: Path) -> None:
         blob = bytearray(files[0].read_bytes())
         blob[-1] ^= 0xFF
         files[0].write_bytes(bytes(blob))
+        compiler.clear_memory_cache()  # so the next lookup reaches the (corrupt) disk entry
         third = compiler.compile_source(src, "cached", target)
         assert not third.from_cache and third.data == first.data
         assert compiler.compile_source(src, "cached", target).from_cache  # rewritten

@@ -92,7 +92,13 @@ def compile_source(
         source, "\0".join(opts), target.option, "cubin" if target.cubin else "ptx",
         version, mod.ABI_VERSION,
     )  # fmt: skip
-    memory_key = (_rust.KernelCache.hash_source(source), "\0".join(opts), target.option, version)
+    # the cache folder is part of the key: a fresh folder means a fresh cache, in memory too
+    memory_key = (
+        _rust.KernelCache.hash_source(source),
+        "\0".join((*opts, str(cache.cache_dir()))),
+        target.option,
+        version,
+    )
     if use_cache:
         found = _images.get(*memory_key)
         if found is not None:
@@ -120,6 +126,11 @@ def _remember(memory_key: tuple[str, str, str, str], image: bytes) -> None:
     source_hash, options, arch, version = memory_key
     with contextlib.suppress(ValueError):  # an image bigger than the whole cache stays out
         _images.put(source_hash, image, options=options, arch=arch, compiler_version=version)
+
+
+def clear_memory_cache() -> None:
+    """Forget the compiled images held in memory (the disk cache stays)."""
+    _images.clear()
 
 
 def memory_cache_stats() -> dict[str, object]:
