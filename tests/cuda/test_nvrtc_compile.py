@@ -135,8 +135,10 @@ def test_matmul_and_nn_kernels_compile_to_cubin(arch: int) -> None:
     options = [*compiler.BASE_OPTIONS, f"-arch=sm_{arch}"]
     units = {"gemm": gemm_source.batch_source(), "linalg_nn": linalg_nn.batch_source()}
     with ThreadPoolExecutor(max_workers=2) as pool:
-        results = pool.map(lambda item: (item[0], *mod.compile(item[1], f"{item[0]}.cu",
-                                                               options, True)), units.items())
+        results = pool.map(
+            lambda item: (item[0], *mod.compile(item[1], f"{item[0]}.cu", options, True)),
+            units.items(),
+        )
         for unit, ok, image, log in results:
             assert ok, f"{unit} kernels failed for sm_{arch}:\n{log}"
             assert image[:4] == b"\x7fELF"

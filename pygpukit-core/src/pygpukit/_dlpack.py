@@ -14,6 +14,7 @@ import threading
 from typing import Any
 
 from . import _dtypes as dt
+from ._views import contiguous_strides
 
 KDL_CPU, KDL_CUDA, KDL_CUDA_HOST, KDL_CUDA_MANAGED = 1, 2, 3, 13
 DEVICE_TYPES = {"cpu": KDL_CPU, "cuda": KDL_CUDA}
@@ -198,12 +199,8 @@ def consume(capsule: Any, source: Any = None) -> Imported:
     shape = tuple(int(t.shape[i]) for i in range(ndim))
     if t.strides:
         strides = tuple(int(t.strides[i]) * dtype.itemsize for i in range(ndim))
-    else:
-        strides, step = [0] * ndim, dtype.itemsize
-        for i in reversed(range(ndim)):
-            strides[i] = step
-            step *= shape[i]
-        strides = tuple(strides)  # type: ignore[assignment]
+    else:  # no strides given: C-contiguous
+        strides = contiguous_strides(shape, dtype.itemsize)
     ptr = int(t.data or 0) + int(t.byte_offset)
     deleter = managed.deleter
     _api.PyCapsule_SetName(capsule, b"used_dltensor_versioned" if versioned else b"used_dltensor")

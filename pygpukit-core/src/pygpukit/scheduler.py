@@ -51,7 +51,7 @@ def _task_stream(device: Device, priority: int) -> Any:
         return None
     import pygpukit
 
-    cuda = pygpukit.cuda
+    cuda: Any = pygpukit.cuda  # the CUDA plugin's namespace
     least, greatest = cuda.stream_priority_range(device.index)
     level = max(greatest, min(least, least - priority)) if priority > 0 else least
     return cuda.Stream(priority=level, non_blocking=True, device=device.index)

@@ -36,7 +36,11 @@ class Function:
         return driver().Module(self.context, data)
 
     def launch(
-        self, grid: Any, block: Any, args: tuple[Any, ...], shared: int = 0,
+        self,
+        grid: Any,
+        block: Any,
+        args: tuple[Any, ...],
+        shared: int = 0,
         stream: int | None = None,
     ) -> None:
         """Launch on `stream` (a CUstream handle), by default the current stream."""

@@ -75,7 +75,11 @@ class _Index:
     def __init__(self, array: GPUArray, strides: Sequence[int], ax_st: int, ax_n: int,
                  axis: int) -> None:  # fmt: skip
         self.array, self.strides, self.ax_st, self.ax_n, self.axis = (
-            array, tuple(strides), ax_st, ax_n, axis
+            array,
+            tuple(strides),
+            ax_st,
+            ax_n,
+            axis,
         )
 
 
@@ -119,9 +123,7 @@ def _raise_bad_index(flag: GPUArray, indices: list[_Index]) -> None:
     which, value = (int(v) for v in flag.to_numpy())
     if which:
         bad = indices[which - 1]
-        raise IndexError(
-            f"index {value} is out of bounds for axis {bad.axis} with size {bad.ax_n}"
-        )
+        raise IndexError(f"index {value} is out of bounds for axis {bad.axis} with size {bad.ax_n}")
 
 
 def take(x: GPUArray, indices: GPUArray, out: GPUArray, axis: int) -> None:

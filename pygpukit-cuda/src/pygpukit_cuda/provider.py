@@ -179,12 +179,12 @@ def make_provider() -> KernelProvider:
     for op in BINARY:
         provider.add(op, _binary(op), elementwise_dtypes)
     provider.add("where", where)
-    from . import linalg_nn, matmul  # noqa: PLC0415 (they import this module)
+    from . import linalg_nn, matmul
 
     matmul.register(provider)
     linalg_nn.register(provider)
     movement.register(provider)
-    from . import creation, nn, reductions  # noqa: PLC0415
+    from . import creation, nn, reductions
 
     for family in (reductions, nn, creation):
         family.register(provider)

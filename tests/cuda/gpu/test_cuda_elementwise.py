@@ -97,9 +97,7 @@ BINARY_CASES = [(op, c) for op in BINARY for c, _ in binary_cases(op)]
 
 
 @pytest.mark.parametrize(("op", "dtype"), BINARY_CASES, ids=lambda v: getattr(v, "name", v))
-def test_binary_op_matches_cpu_with_broadcasting_and_scalars(
-    op: str, dtype: dt.DataType
-) -> None:
+def test_binary_op_matches_cpu_with_broadcasting_and_scalars(op: str, dtype: dt.DataType) -> None:
     a_host = values(dtype, (4, 1, 6), op, seed=1)
     b_host = values(dtype, (3, 6), op, seed=2)
     if op in ("floor_divide", "remainder") and dtype.is_integer:

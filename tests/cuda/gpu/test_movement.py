@@ -34,8 +34,10 @@ def test_family_source_compiles_for_sm90_without_a_gpu() -> None:
 @gpu
 @pytest.mark.parametrize("dtype", ["float32", "int8", "bfloat16", "float64", "bool"])
 def test_take_and_take_along_axis(dtype: str) -> None:
-    h = (RNG.standard_normal((5, 7, 3)) * 10).astype("float32").astype(
-        np.dtype(dt.as_dtype(dtype).to_numpy_dtype())
+    h = (
+        (RNG.standard_normal((5, 7, 3)) * 10)
+        .astype("float32")
+        .astype(np.dtype(dt.as_dtype(dtype).to_numpy_dtype()))
     )
     x = on_gpu(h)[:, ::2]
     hv = h[:, ::2]

@@ -125,8 +125,5 @@ def binary_expr(op: str, t: CType) -> str:
         )
     if op == "bitwise_right_shift":
         fill = f"({m})(a < 0 ? -1 : 0)" if t.is_signed else f"({m})0"
-        return (
-            f"(((long long)b < 0 || (long long)b >= {t.bits}) ? {fill} : "
-            f"({m})(a >> (int)b))"
-        )
+        return f"(((long long)b < 0 || (long long)b >= {t.bits}) ? {fill} : ({m})(a >> (int)b))"
     raise KeyError(f"no CUDA expression for binary op {op!r}")

@@ -180,6 +180,7 @@ __device__ __forceinline__ double pgk_logaddexp(double a, double b) {
 }
 """
 
+
 def _build() -> str:
     from .ctypes_table import any_loaders
 
