@@ -85,12 +85,16 @@ if [ "$install_ok" = 1 ]; then
     step precompile "$OUT/precompile.log" "$PY" -m pygpukit_cuda precompile
     cd "$ROOT" || exit 1
     # shellcheck disable=SC2086
-    step pytest "$OUT/pytest.log" "$PY" -m pytest tests/cuda -p no:cacheprovider \
+    step pytest "$OUT/pytest.log" "$PY" -m pytest tests/cuda tests/benchmark -p no:cacheprovider \
         -q -rfEs --durations=8 --junitxml="$OUT/junit.xml" ${PYTEST_ARGS:-}
     # Informational: the core's conformance catalog against the cuda provider (ops it has
     # no kernel for are skipped), and a first bandwidth reading.
     step conformance "$OUT/conformance.log" "$PY" -m pytest -p no:cacheprovider -q -rfE \
         --pygpukit-backend=cuda --pyargs pygpukit.testing.conformance
-    step bench "$OUT/bench.log" "$PY" "$ROOT/scripts/cuda_bench.py"
+    # The benchmark beside PyTorch and CuPy, as ratios (full sizes unless BENCH_ARGS says).
+    # shellcheck disable=SC2086
+    step bench "$OUT/bench.log" "$PY" -m pygpukit.benchmark --json "$OUT/bench.json" \
+        --markdown "$OUT/bench.md" ${BENCH_ARGS:-}
+    [ -f "$OUT/bench.md" ] && cat "$OUT/bench.md"
 fi
 "$PY" "$ROOT/scripts/round_summary.py" "$STEPS" "$OUT/junit.xml" | tee "$OUT/summary.txt"
