@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import _pygpukit_rust as _rust
 
-from . import cache
+from . import cache, nvrtc_facts
 from ._loader import nvrtc
 
 #: Options every compile gets (kernels here are written for these).
@@ -64,11 +64,11 @@ def stats() -> dict[str, int]:
 def choose_target(arch: int, driver_version: int) -> Target:
     """CUBIN for `arch` when NVRTC knows it; else PTX for the newest arch below it, but only
     from an NVRTC no newer than the driver (a driver rejects PTX newer than itself)."""
-    mod = nvrtc()
-    supported = sorted(int(a) for a in mod.nvrtc_supported_archs())
+    known = nvrtc_facts.facts()
+    supported = list(known.archs)
     if arch in supported:
         return Target(arch, cubin=True)
-    major, minor = mod.nvrtc_version()
+    major, minor = known.version
     older = [a for a in supported if a <= arch]
     if older and major * 1000 + minor * 10 <= driver_version:
         return Target(older[-1], cubin=False)
@@ -84,13 +84,14 @@ def choose_target(arch: int, driver_version: int) -> Target:
 def compile_source(
     source: str, name: str, target: Target, options: tuple[str, ...] = (), use_cache: bool = True
 ) -> Image:
-    """The CUBIN (or PTX) of `source`, from the disk cache when possible."""
-    mod = nvrtc()
+    """The CUBIN (or PTX) of `source`, from the memory or disk cache when possible (NVRTC
+    itself is loaded only when something must be compiled)."""
+    known = nvrtc_facts.facts()
     opts = (*BASE_OPTIONS, target.option, *options)
-    version = ".".join(str(v) for v in mod.nvrtc_version())
+    version = ".".join(str(v) for v in known.version)
     key = cache.make_key(
         source, "\0".join(opts), target.option, "cubin" if target.cubin else "ptx",
-        version, mod.ABI_VERSION,
+        version, known.abi,
     )  # fmt: skip
     # the cache folder is part of the key: a fresh folder means a fresh cache, in memory too
     memory_key = (
@@ -111,7 +112,7 @@ def compile_source(
                 _stats["disk_hits"] += 1
             _remember(memory_key, hit)
             return Image(hit, target, from_cache=True)
-    ok, image, log = mod.compile(source, f"{name}.cu", list(opts), target.cubin)
+    ok, image, log = nvrtc().compile(source, f"{name}.cu", list(opts), target.cubin)
     if not ok:
         raise CompileError(describe_failure(source, name, target, log), log)
     with _stats_lock:
