@@ -83,6 +83,7 @@ step install "$OUT/install.log" eval "facts; install" && install_ok=1
 if [ "$install_ok" = 1 ]; then
     step doctor "$OUT/doctor.log" "$PY" -m pygpukit doctor
     step precompile "$OUT/precompile.log" "$PY" -m pygpukit_cuda precompile
+    step demo "$OUT/demo.log" "$PY" -m pygpukit demo
     cd "$ROOT" || exit 1
     # shellcheck disable=SC2086
     step pytest "$OUT/pytest.log" "$PY" -m pytest tests/cuda tests/benchmark -p no:cacheprovider \
