@@ -5,7 +5,8 @@
 # table last.
 #
 #   bash scripts/device_round.sh            # logs under $OUT (or /tmp/pgk-round)
-#   PYTEST_ARGS="-k jit" bash scripts/device_round.sh
+#   PYTEST_ARGS='-k "jit or arrays"' bash scripts/device_round.sh   (shell-quoted, like a
+#   command line; BENCH_ARGS likewise, e.g. BENCH_ARGS="--families elementwise")
 #
 # pygpukit-core needs the Rust runtime (_pygpukit_rust): build its wheel on a machine with
 # cargo (cd rust && maturin build --release) and copy it into .device/ (git-ignored).
@@ -85,17 +86,18 @@ if [ "$install_ok" = 1 ]; then
     step precompile "$OUT/precompile.log" "$PY" -m pygpukit_cuda precompile
     step demo "$OUT/demo.log" "$PY" -m pygpukit demo
     cd "$ROOT" || exit 1
-    # shellcheck disable=SC2086
+    # split the extra arguments as a shell would, so -k "a or b" stays one argument
+    eval "pytest_extra=(${PYTEST_ARGS:-})"
+    eval "bench_extra=(${BENCH_ARGS:-})"
     step pytest "$OUT/pytest.log" "$PY" -m pytest tests/cuda tests/benchmark -p no:cacheprovider \
-        -q -rfEs --durations=8 --junitxml="$OUT/junit.xml" ${PYTEST_ARGS:-}
+        -q -rfEs --durations=8 --junitxml="$OUT/junit.xml" "${pytest_extra[@]}"
     # Informational: the core's conformance catalog against the cuda provider (ops it has
     # no kernel for are skipped), and a first bandwidth reading.
     step conformance "$OUT/conformance.log" "$PY" -m pytest -p no:cacheprovider -q -rfE \
         --pygpukit-backend=cuda --pyargs pygpukit.testing.conformance
     # The benchmark beside PyTorch and CuPy, as ratios (full sizes unless BENCH_ARGS says).
-    # shellcheck disable=SC2086
     step bench "$OUT/bench.log" "$PY" -m pygpukit.benchmark --json "$OUT/bench.json" \
-        --markdown "$OUT/bench.md" ${BENCH_ARGS:-}
+        --markdown "$OUT/bench.md" "${bench_extra[@]}"
     [ -f "$OUT/bench.md" ] && cat "$OUT/bench.md"
 fi
 "$PY" "$ROOT/scripts/round_summary.py" "$STEPS" "$OUT/junit.xml" | tee "$OUT/summary.txt"
