@@ -7,42 +7,14 @@ from typing import Any
 import numpy as np
 import pygpukit as gp
 import pytest
+from array_layouts import LAYOUTS, host_data, make
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pygpukit import _dtypes as dt
 from pygpukit._ops._core import kernel_on
 
 FAST = settings(max_examples=50, deadline=None)
-LAYOUTS = ("contiguous", "transposed", "reversed", "strided")
 INDEX_DTYPES = (np.int8, np.int16, np.int32, np.int64, np.uint8)
-
-
-def host_data(dtype: dt.DataType, shape: tuple[int, ...], seed: int) -> np.ndarray:
-    """Fresh random values of `dtype` (never all zeros for non-empty shapes)."""
-    rng = np.random.default_rng(seed)
-    if dtype.kind == "b":
-        values = rng.random(shape) < 0.5
-    elif dtype.kind == "i":
-        values = rng.integers(-100, 100, shape)
-    elif dtype.kind == "u":
-        values = rng.integers(1, 200, shape)
-    else:
-        values = (rng.standard_normal(shape) * 4).astype(np.float32)
-    return np.asarray(values).astype(dtype.to_numpy_dtype())
-
-
-def make(data: np.ndarray, layout: str) -> gp.GPUArray:
-    """A GPUArray holding `data`'s values laid out as `layout`."""
-    if layout == "transposed":
-        return gp.from_numpy(np.array(data.T, order="C")).transpose()
-    if layout == "reversed" and data.ndim:
-        rev = (slice(None, None, -1),) * data.ndim
-        return gp.from_numpy(np.array(data[rev], order="C"))[rev]
-    if layout == "strided" and data.ndim:
-        wide = np.zeros((*data.shape[:-1], 2 * data.shape[-1]), data.dtype)
-        wide[..., ::2] = data
-        return gp.from_numpy(wide)[..., ::2]
-    return gp.from_numpy(data)
 
 
 def same(got: gp.GPUArray | np.ndarray, want: np.ndarray) -> None:

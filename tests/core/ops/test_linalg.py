@@ -7,42 +7,16 @@ from typing import Any
 import numpy as np
 import pygpukit as gp
 import pytest
+from array_layouts import LAYOUTS, host_data, make
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pygpukit import _dtypes as dt
 from pygpukit._ops._core import kernel_on
 
 FAST = settings(max_examples=50, deadline=None)
-LAYOUTS = ("contiguous", "transposed", "reversed", "strided")
 NUMERIC = dt.NUMERIC_DTYPES
 #: relative Frobenius error allowed against the float64 product of the same inputs
 REL_TOL = {gp.float64: 1e-12, gp.float32: 1e-5, gp.float16: 2e-3, gp.bfloat16: 1e-2}
-
-
-def host_data(dtype: dt.DataType, shape: tuple[int, ...], seed: int) -> np.ndarray:
-    """Fresh random values of `dtype` (never all zeros for non-empty shapes)."""
-    rng = np.random.default_rng(seed)
-    if dtype.kind == "i":
-        values = rng.integers(-100, 100, shape)
-    elif dtype.kind == "u":
-        values = rng.integers(1, 200, shape)
-    else:
-        values = rng.standard_normal(shape).astype(np.float32)
-    return np.asarray(values).astype(dtype.to_numpy_dtype())
-
-
-def make(data: np.ndarray, layout: str) -> gp.GPUArray:
-    """A GPUArray holding `data`'s values laid out as `layout`."""
-    if layout == "transposed":
-        return gp.from_numpy(np.array(data.T, order="C")).transpose()
-    if layout == "reversed" and data.ndim:
-        rev = (slice(None, None, -1),) * data.ndim
-        return gp.from_numpy(np.array(data[rev], order="C"))[rev]
-    if layout == "strided" and data.ndim:
-        wide = np.zeros((*data.shape[:-1], 2 * data.shape[-1]), data.dtype)
-        wide[..., ::2] = data
-        return gp.from_numpy(wide)[..., ::2]
-    return gp.from_numpy(data)
 
 
 def check_close(got: gp.GPUArray, ref: np.ndarray, dtype: dt.DataType) -> None:

@@ -7,44 +7,24 @@ from typing import Any
 import numpy as np
 import pygpukit as gp
 import pytest
+from array_layouts import LAYOUTS as BASE_LAYOUTS
+from array_layouts import host_data
+from array_layouts import make as make_layout
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pygpukit import _dtypes as dt
 from pygpukit._ops._core import kernel_on
 
 FAST = settings(max_examples=50, deadline=None)
-LAYOUTS = ("contiguous", "transposed", "reversed", "strided", "broadcast")
-
-
-def host_data(dtype: dt.DataType, shape: tuple[int, ...], seed: int) -> np.ndarray:
-    """Fresh random values of `dtype` (never all zeros for non-empty shapes)."""
-    rng = np.random.default_rng(seed)
-    if dtype.kind == "b":
-        values = rng.random(shape) < 0.5
-    elif dtype.kind == "i":
-        values = rng.integers(-100, 100, shape)
-    elif dtype.kind == "u":
-        values = rng.integers(1, 200, shape)
-    else:
-        values = (rng.standard_normal(shape) * 4).astype(np.float32)
-    return np.asarray(values).astype(dtype.to_numpy_dtype())
+LAYOUTS = (*BASE_LAYOUTS, "broadcast")
 
 
 def make(data: np.ndarray, layout: str) -> tuple[gp.GPUArray, np.ndarray]:
     """A GPUArray with `data`'s values laid out as `layout`, and its expected values."""
-    if layout == "transposed":
-        return gp.from_numpy(np.array(order="C", object=data.T)).transpose(), data
-    if layout == "reversed" and data.ndim:
-        rev = (slice(None, None, -1),) * data.ndim
-        return gp.from_numpy(np.array(order="C", object=data[rev]))[rev], data
-    if layout == "strided" and data.ndim:
-        wide = np.zeros((*data.shape[:-1], 2 * data.shape[-1]), data.dtype)
-        wide[..., ::2] = data
-        return gp.from_numpy(wide)[..., ::2], data
     if layout == "broadcast" and data.ndim:
         row = np.array(order="C", object=data[:1])
         return gp.from_numpy(row).broadcast_to(data.shape), np.broadcast_to(row, data.shape)
-    return gp.from_numpy(data), data
+    return make_layout(data, layout), data
 
 
 def same(got: gp.GPUArray, want: np.ndarray) -> None:
