@@ -102,7 +102,40 @@ def run(spec: source.KernelSpec, out: GPUArray, inputs: list[Any]) -> None:
         lay = _spread(lay, [True] + [isinstance(x, GPUArray) for x in inputs])
     index = out.device.index
     fn = launcher.function(index, spec.name, spec.source, spec.arg_format)
-    fn.launch((_grid(index, n),), (BLOCK,), (*ptrs, *lay, *codes, *scalars))
+    flag = _vector_path(n, lay, arrays, ptrs, spec.vec)
+    if flag is not None:
+        # the kernel's vector path: one group of spec.vec elements per thread, 16-byte
+        # loads and stores, 32-bit indices (ndim 0: one dimension, -2: rows)
+        lay[1] = flag
+        grid = -(-n // (BLOCK * spec.vec))
+    else:
+        grid = _grid(index, n)
+    fn.launch((grid,), (BLOCK,), (*ptrs, *lay, *codes, *scalars))
+
+
+def _vector_path(
+    n: int, lay: list[int], arrays: list[GPUArray], ptrs: list[int], vec: int
+) -> int | None:
+    """The layout's ndim flag for the kernels' vector path, or None for the strided one.
+
+    0: every array operand is one merged dimension of unit element stride; -2: two
+    dimensions, each array's last of unit element stride and its row stride a multiple of
+    16 bytes (0 for an operand broadcast along rows), rows a multiple of `vec` elements.
+    Both need n < 2^31 and every array at a 16-byte aligned address."""
+    ndim = lay[1]
+    if ndim not in (1, 2) or n >= 1 << 31 or any(p % 16 for p in ptrs if p):
+        return None
+    base = 2 + MAX_DIMS
+    sizes = iter(x.dtype.itemsize for x in arrays)
+    for k, p in enumerate(ptrs):
+        if not p:
+            continue  # a scalar operand
+        row = lay[base + k * MAX_DIMS : base + k * MAX_DIMS + ndim]
+        if row[-1] != next(sizes) or (ndim == 2 and row[0] % 16):
+            return None
+    if ndim == 1:
+        return 0
+    return -2 if lay[3] % vec == 0 else None
 
 
 def _spread(lay: list[int], present: list[bool]) -> list[int]:

@@ -91,9 +91,12 @@ struct PgkLayout {
   long long shape[8];
   long long strides[4][8];
 };
+// ndim 0 and -2 mark the elementwise kernels' vector paths (one dimension; rows of unit
+// element stride): the fallback loop of those kernels takes them as 1 and 2. See source.py.
 template <int NOPS>
 __device__ __forceinline__ void pgk_offsets(const PgkLayout& L, long long i, long long* off) {
-  if (L.ndim == 1) {
+  const int nd = L.ndim < 0 ? (int)-L.ndim : (int)L.ndim;
+  if (nd <= 1) {
     #pragma unroll
     for (int k = 0; k < NOPS; ++k) off[k] = i * L.strides[k][0];
     return;
@@ -102,12 +105,18 @@ __device__ __forceinline__ void pgk_offsets(const PgkLayout& L, long long i, lon
   for (int k = 0; k < NOPS; ++k) off[k] = 0;
   long long rem = i;
   #pragma unroll 1
-  for (int d = (int)L.ndim - 1; d >= 0; --d) {
+  for (int d = nd - 1; d >= 0; --d) {
     long long c = rem % L.shape[d];
     rem /= L.shape[d];
     #pragma unroll
     for (int k = 0; k < NOPS; ++k) off[k] += c * L.strides[k][d];
   }
+}
+// Byte offset of a vector group (row, col) in operand k on those paths.
+__device__ __forceinline__ long long pgk_group_offset(const PgkLayout& L, int k, unsigned row,
+                                                      unsigned col) {
+  return L.ndim == 0 ? (long long)col * L.strides[k][0]
+                     : (long long)row * L.strides[k][0] + (long long)col * L.strides[k][1];
 }
 %(any_loaders)s
 #define PGK_GRID_LOOP(i, n) \

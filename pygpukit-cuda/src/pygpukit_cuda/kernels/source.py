@@ -10,13 +10,14 @@ its pointer is null, evaluates one C expression and stores the result in the out
 from __future__ import annotations
 
 import functools
+import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from pygpukit import _dtypes as dt
 from pygpukit._ops.elementwise import BINARY, UNARY
 
-from .ctypes_table import convert, ctype, load_any, store
+from .ctypes_table import convert, ctype, load, load_any, store
 from .ops import PREDICATES, binary_expr, unary_expr
 from .preamble import MAX_DIMS, MAX_OPERANDS, PREAMBLE
 
@@ -37,6 +38,105 @@ class KernelSpec:
     inputs: tuple[dt.DataType, ...]
     #: the kernel function alone (source = PREAMBLE + its load helpers + body)
     body: str = ""
+    #: elements per thread on the vector path (see `_vector_path`)
+    vec: int = 1
+
+
+def _vec_width(inputs: tuple[dt.DataType, ...], out: dt.DataType) -> int:
+    """Elements per thread on the contiguous path: 16 bytes of the widest operand."""
+    return max(1, 16 // max(d.itemsize for d in (out, *inputs)))
+
+
+def _vec_type(nbytes: int) -> tuple[str, int]:
+    """(C type, count) moving `nbytes` bytes with the widest aligned accesses."""
+    if nbytes >= 16:
+        return "uint4", nbytes // 16
+    return {8: "uint2", 4: "unsigned", 2: "unsigned short", 1: "unsigned char"}[nbytes], 1
+
+
+def _vec_load(k: int, d: dt.DataType, v: int, from_f32: bool) -> str:
+    """C statements filling `A{k}[0..v)` (math type of d) for the group at element `base`
+    with 16-byte loads: input k's dtype is d (or float32 into a float compute type), or
+    the scalar when the pointer is null; any other dtype sends the group to the
+    element-by-element path (`vec = false`)."""
+    c = ctype(d)
+
+    def union_load(src: dt.DataType, each: str) -> str:
+        s = ctype(src)
+        vt, cnt = _vec_type(v * src.itemsize)
+        return (
+            f"      union {{ {vt} v[{cnt}]; {s.storage} e[{v}]; }} u;\n"
+            f"      const {vt}* q = (const {vt}*)(p{k} + pgk_group_offset(L, {k + 1}, row, col));\n"
+            f"      #pragma unroll\n      for (int c = 0; c < {cnt}; ++c) u.v[c] = q[c];\n"
+            f"      #pragma unroll\n      for (int j = 0; j < {v}; ++j) A{k}[j] = {each};\n"
+        )
+
+    text = (
+        f"    {c.math} A{k}[{v}];\n"
+        f"    if (!p{k}) {{\n"
+        f"      #pragma unroll\n      for (int j = 0; j < {v}; ++j) A{k}[j] = s{k};\n"
+        f"    }} else if (c{k} == {c.code}) {{\n{union_load(d, load(d, '(const char*)&u.e[j]'))}"
+    )
+    if from_f32 and c.is_float_math and d is not dt.float32:
+        # float32 into a float compute type: what pgk_load_as_<d> does with a float32 code
+        wide = "(double)u.e[j]"
+        each = f"pgk_d2f_odd({wide})" if d is dt.float16 else f"(({c.math}){wide})"
+        text += f"    }} else if (c{k} == {ctype(dt.float32).code}) {{\n"
+        text += union_load(dt.float32, each)
+    return text + "    } else {\n      vec = false;\n    }\n"
+
+
+def _vector_path(
+    inputs: tuple[dt.DataType, ...], out: dt.DataType, value: str, from_f32: bool
+) -> str:
+    """The kernel's vector path, which the launcher selects with L.ndim 0 (every array
+    operand contiguous over one merged dimension) or -2 (rows of unit-stride elements, row
+    strides multiples of 16 bytes, broadcast rows allowed), with 16-byte aligned arrays
+    and n < 2^31: each thread takes one group of V consecutive elements (32-bit indices)
+    and loads and stores it with 16-byte accesses, evaluating the same per-element
+    expression as the strided path. A partial last group, or an input of another dtype,
+    goes through the per-element loop below over just the group's elements."""
+    v = _vec_width(inputs, out)
+    o = ctype(out)
+    vt, cnt = _vec_type(v * out.itemsize)
+    loads = textwrap.indent(
+        "".join(_vec_load(k, d, v, from_f32) for k, d in enumerate(inputs)), "  "
+    )
+    args = "".join(f" {ctype(d).math} {_NAMES[k]} = A{k}[j];" for k, d in enumerate(inputs))
+    return (
+        f"  long long i0, i1, step;\n"
+        f"  if (L.ndim <= 0) {{\n"
+        f"    const unsigned n = (unsigned)L.n;\n"
+        f"    const unsigned base = (blockIdx.x * blockDim.x + threadIdx.x) * {v}u;\n"
+        f"    if (base >= n) return;\n"
+        f"    unsigned row = 0, col = base;\n"
+        f"    if (L.ndim == -2) {{\n"
+        f"      const unsigned m = (unsigned)L.shape[1];\n"
+        f"      row = base / m;\n"
+        f"      col = base - row * m;\n"
+        f"    }}\n"
+        f"    bool vec = n - base >= {v}u;\n"
+        f"    if (vec) {{\n"
+        f"{loads}"
+        f"      if (vec) {{\n"
+        f"      union {{ {vt} v[{cnt}]; {o.storage} e[{v}]; }} r;\n"
+        f"      #pragma unroll\n"
+        f"      for (int j = 0; j < {v}; ++j) {{{args}\n"
+        f"        {store(out, '(char*)&r.e[j]', value)}\n      }}\n"
+        f"      {vt}* q = ({vt}*)(out + pgk_group_offset(L, 0, row, col));\n"
+        f"      #pragma unroll\n      for (int c = 0; c < {cnt}; ++c) q[c] = r.v[c];\n"
+        f"      return;\n"
+        f"    }}\n"
+        f"    }}\n"
+        f"    i0 = base;\n"
+        f"    i1 = n - base < {v}u ? n : base + {v}u;\n"
+        f"    step = 1;\n"
+        f"  }} else {{\n"
+        f"    i0 = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+        f"    i1 = L.n;\n"
+        f"    step = (long long)gridDim.x * blockDim.x;\n"
+        f"  }}\n"
+    )
 
 
 def elementwise(
@@ -45,8 +145,11 @@ def elementwise(
     out: dt.DataType,
     expr: str,
     result: dt.DataType,
+    from_f32: bool = False,
 ) -> KernelSpec:
-    """out[i] = expr(a, b, c), the inputs loaded as `inputs` dtypes; expr gives `result`."""
+    """out[i] = expr(a, b, c), the inputs loaded as `inputs` dtypes; expr gives `result`.
+    `from_f32`: the vector path also reads float32 inputs into a float compute type (the
+    copy kernels: astype from float32), not only inputs of the compute dtype."""
     n = len(inputs)
     ptrs = "".join(f", const char* p{k}" for k in range(n))
     codes = "".join(f", int c{k}" for k in range(n))
@@ -60,7 +163,8 @@ def elementwise(
     value = convert(expr, result, out)
     body = (
         f'extern "C" __global__ void {name}(char* out{ptrs}, PgkLayout L{codes}{scalars}) {{\n'
-        f"  PGK_GRID_LOOP(i, L.n) {{\n"
+        f"{_vector_path(inputs, out, value, from_f32)}"
+        f"  for (long long i = i0; i < i1; i += step) {{\n"
         f"    long long o[{n + 1}];\n"
         f"    pgk_offsets<{n + 1}>(L, i, o);\n"
         f"{loads}\n"
@@ -69,7 +173,7 @@ def elementwise(
     )
     fmt = "@" + "Q" * (n + 1) + LAYOUT_FORMAT + "i" * n
     fmt += "".join(ctype(d).scalar_fmt for d in inputs)
-    return KernelSpec(name, PREAMBLE + helpers + body, fmt, inputs, body)
+    return KernelSpec(name, PREAMBLE + helpers + body, fmt, inputs, body, _vec_width(inputs, out))
 
 
 def batch_source(specs: list[KernelSpec]) -> str:
@@ -82,7 +186,7 @@ def batch_source(specs: list[KernelSpec]) -> str:
 @functools.cache
 def copy_kernel(out: dt.DataType) -> KernelSpec:
     """Copy/convert any dtype (or fill with a scalar, pointer null) into `out`'s dtype."""
-    return elementwise(f"pgk_copy_{out.name}", (out,), out, "a", out)
+    return elementwise(f"pgk_copy_{out.name}", (out,), out, "a", out, from_f32=True)
 
 
 @functools.cache
