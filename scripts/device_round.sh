@@ -7,6 +7,9 @@
 #   bash scripts/device_round.sh            # logs under $OUT (or /tmp/pgk-round)
 #   PYTEST_ARGS='-k "jit or arrays"' bash scripts/device_round.sh   (shell-quoted, like a
 #   command line; BENCH_ARGS likewise, e.g. BENCH_ARGS="--families elementwise")
+#   ROUND_STEPS="pytest bench" bash scripts/device_round.sh   (a shorter round: the steps to
+#   run after install, from: doctor precompile demo pytest conformance bench extra)
+#   ROUND_EXTRA='python my_probe.py' ROUND_STEPS=extra ...   (any command, after install)
 #
 # pygpukit-core needs the Rust runtime (_pygpukit_rust): build its wheel on a machine with
 # cargo (cd rust && maturin build --release) and copy it into .device/ (git-ignored).
@@ -81,22 +84,28 @@ install() {
 export PYTHONPATH="$SITE${PYTHONPATH:+:$PYTHONPATH}"
 install_ok=0
 step install "$OUT/install.log" eval "facts; install" && install_ok=1
+ROUND_STEPS=${ROUND_STEPS:-doctor precompile demo pytest conformance bench}
+wanted() { [[ " $ROUND_STEPS " == *" $1 "* ]]; }
 if [ "$install_ok" = 1 ]; then
-    step doctor "$OUT/doctor.log" "$PY" -m pygpukit doctor
-    step precompile "$OUT/precompile.log" "$PY" -m pygpukit_cuda precompile
-    step demo "$OUT/demo.log" "$PY" -m pygpukit demo
+    wanted doctor && step doctor "$OUT/doctor.log" "$PY" -m pygpukit doctor
+    wanted precompile && step precompile "$OUT/precompile.log" "$PY" -m pygpukit_cuda precompile
+    wanted demo && step demo "$OUT/demo.log" "$PY" -m pygpukit demo
     cd "$ROOT" || exit 1
+    if wanted extra; then
+        step extra "$OUT/extra.log" bash -c "${ROUND_EXTRA:-true}"
+        cat "$OUT/extra.log"
+    fi
     # split the extra arguments as a shell would, so -k "a or b" stays one argument
     eval "pytest_extra=(${PYTEST_ARGS:-})"
     eval "bench_extra=(${BENCH_ARGS:-})"
-    step pytest "$OUT/pytest.log" "$PY" -m pytest tests/cuda tests/benchmark -p no:cacheprovider \
+    wanted pytest && step pytest "$OUT/pytest.log" "$PY" -m pytest tests/cuda tests/benchmark -p no:cacheprovider \
         -q -rfEs --durations=8 --junitxml="$OUT/junit.xml" "${pytest_extra[@]}"
     # Informational: the core's conformance catalog against the cuda provider (ops it has
     # no kernel for are skipped), and a first bandwidth reading.
-    step conformance "$OUT/conformance.log" "$PY" -m pytest -p no:cacheprovider -q -rfE \
+    wanted conformance && step conformance "$OUT/conformance.log" "$PY" -m pytest -p no:cacheprovider -q -rfE \
         --pygpukit-backend=cuda --pyargs pygpukit.testing.conformance
     # The benchmark beside PyTorch and CuPy, as ratios (full sizes unless BENCH_ARGS says).
-    step bench "$OUT/bench.log" "$PY" -m pygpukit.benchmark --json "$OUT/bench.json" \
+    wanted bench && step bench "$OUT/bench.log" "$PY" -m pygpukit.benchmark --json "$OUT/bench.json" \
         --markdown "$OUT/bench.md" "${bench_extra[@]}"
     [ -f "$OUT/bench.md" ] && cat "$OUT/bench.md"
 fi
