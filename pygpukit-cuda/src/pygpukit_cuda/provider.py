@@ -16,7 +16,7 @@ from pygpukit import GPUArray, KernelProvider
 from pygpukit import _dtypes as dt
 from pygpukit._ops.elementwise import BINARY, UNARY
 
-from . import launcher, movement, streams
+from . import cast, launcher, movement, streams
 from .device import context
 from .kernels import source
 from .kernels.ctypes_table import ctype
@@ -161,6 +161,8 @@ def copy(src: GPUArray, out: GPUArray) -> None:
         streams.copy_device(context(index), out.buffer.ptr + out.offset,
                             src.buffer.ptr + src.offset, out.nbytes,
                             streams.current_handle(index))  # fmt: skip
+        return
+    if cast.cast_contiguous(src, out):  # float-to-float, contiguous: the coalesced kernel
         return
     run(source.copy_kernel(out.dtype), out, [src])
 

@@ -189,6 +189,64 @@ def copy_kernel(out: dt.DataType) -> KernelSpec:
     return elementwise(f"pgk_copy_{out.name}", (out,), out, "a", out, from_f32=True)
 
 
+#: dtypes the contiguous cast kernel converts between (see `cast_kernel`)
+CAST_DTYPES = (dt.float16, dt.bfloat16, dt.float32, dt.float64)
+#: 16-byte vectors each thread of the cast kernel moves (all loads issued before stores)
+CAST_UNROLL = 4
+CAST_FORMAT = "@QQq"
+
+
+@functools.cache
+def cast_kernel(src: dt.DataType, out: dt.DataType) -> KernelSpec:
+    """out[i] = src[i] converted, both contiguous and 16-byte aligned (`cast.py` checks).
+
+    A vector is V elements, 16 bytes of the wider dtype, so one side moves 16 bytes and the
+    other 16 * narrow / wide. Vector j of a block's CAST_UNROLL * blockDim vectors goes to
+    thread j % blockDim: neighbouring lanes touch neighbouring vectors, so every warp load
+    and store is one contiguous run (the generic vector path gives each thread V
+    consecutive elements, which for a float32 source means two 16-byte loads 32 bytes
+    apart per lane). The n % V tail elements go to block 0."""
+    if src not in CAST_DTYPES or out not in CAST_DTYPES or src is out:
+        raise ValueError(f"no cast kernel from {src.name} to {out.name}")
+    v = 16 // max(src.itemsize, out.itemsize)
+    s, o = ctype(src), ctype(out)
+    ivt, icnt = _vec_type(v * src.itemsize)
+    ovt, ocnt = _vec_type(v * out.itemsize)
+    assert icnt == 1 and ocnt == 1
+    name = f"pgk_cast_{src.name}_{out.name}"
+    value = convert(load(src, "(const char*)&a[u].e[e]"), src, out)
+    tail = convert(load(src, f"x + i * {src.itemsize}"), src, out)
+    body = f"""union PgkIn_{name} {{ {ivt} v; {s.storage} e[{v}]; }};
+union PgkOut_{name} {{ {ovt} v; {o.storage} e[{v}]; }};
+extern "C" __global__ void __launch_bounds__(256) {name}(char* out, const char* x,
+                                                           long long n) {{
+  const long long nvec = n / {v};
+  const long long first = (long long)blockIdx.x * blockDim.x * {CAST_UNROLL} + threadIdx.x;
+  PgkIn_{name} a[{CAST_UNROLL}];
+  #pragma unroll
+  for (int u = 0; u < {CAST_UNROLL}; ++u) {{
+    const long long j = first + (long long)u * blockDim.x;
+    if (j < nvec) a[u].v = ((const {ivt}*)x)[j];
+  }}
+  #pragma unroll
+  for (int u = 0; u < {CAST_UNROLL}; ++u) {{
+    const long long j = first + (long long)u * blockDim.x;
+    if (j < nvec) {{
+      PgkOut_{name} r;
+      #pragma unroll
+      for (int e = 0; e < {v}; ++e) {store(out, "(char*)&r.e[e]", value)}
+      (({ovt}*)out)[j] = r.v;
+    }}
+  }}
+  if (blockIdx.x == 0) {{
+    for (long long i = nvec * {v} + threadIdx.x; i < n; i += blockDim.x)
+      {store(out, f"out + i * {out.itemsize}", tail)}
+  }}
+}}
+"""
+    return KernelSpec(name, PREAMBLE + body, CAST_FORMAT, (src,), body, v)
+
+
 @functools.cache
 def unary_kernel(op: str, compute: dt.DataType, out: dt.DataType, approximate: str = "none"
                  ) -> KernelSpec:  # fmt: skip
@@ -253,6 +311,10 @@ def all_kernels() -> Iterator[KernelSpec]:
     for d in dt.ALL_DTYPES:
         yield copy_kernel(d)
         yield where_kernel(d)
+    for a in CAST_DTYPES:
+        for b in CAST_DTYPES:
+            if a is not b:
+                yield cast_kernel(a, b)
     for op in UNARY:
         for compute, out in unary_cases(op):
             for approximate in ("none", "tanh") if op == "gelu" else ("none",):
