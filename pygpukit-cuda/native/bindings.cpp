@@ -40,6 +40,19 @@ PYBIND11_MODULE(_native, m) {
     auto cuda_error = py::register_exception<pgk::CudaError>(m, "CudaError", PyExc_RuntimeError);
     py::register_exception<pgk::NvrtcError>(m, "NvrtcError", PyExc_RuntimeError);
     (void)cuda_error;
+    // A lost context raises the pure-Python class (catchable without the extension); this
+    // translator is registered after CudaError's, so it is tried first.
+    static PyObject* lost_type =
+        py::object(py::module_::import("pygpukit_cuda.errors").attr("CudaContextLostError"))
+            .release()
+            .ptr();
+    py::register_exception_translator([](std::exception_ptr p) {
+        try {
+            if (p) std::rethrow_exception(p);
+        } catch (const pgk::CudaContextLostError& e) {
+            PyErr_SetString(lost_type, e.what());
+        }
+    });
 
     // -- driver ----------------------------------------------------------------------
     m.def("load_driver", &pgk::load_driver, py::arg("path") = "libcuda.so.1",
@@ -49,6 +62,10 @@ PYBIND11_MODULE(_native, m) {
     m.def("driver_version", &pgk::driver_version, "e.g. 13000 for CUDA 13.0.");
     m.def("device_count", &pgk::device_count);
     m.def("error_text", &pgk::error_text, "CUDA_ERROR_... name and description of a code.");
+    m.def(
+        "check", [](int code, const std::string& call) { pgk::check(code, call.c_str()); },
+        py::arg("code"), py::arg("call"),
+        "Raise for a failed driver result (CudaContextLostError for a faulted kernel).");
 
     // -- NVRTC -----------------------------------------------------------------------
     m.def("load_nvrtc", &pgk::load_nvrtc, py::arg("candidates"),
@@ -110,6 +127,18 @@ PYBIND11_MODULE(_native, m) {
                  py::gil_scoped_release release;
                  c.synchronize();
              })
+        .def(
+            "function_attribute",
+            [](const Context& c, uintptr_t func, int attr) {
+                return pgk::function_attribute(c, reinterpret_cast<CUfunction>(func), attr);
+            },
+            py::arg("func"), py::arg("attr"), "cuFuncGetAttribute (CU_FUNC_ATTRIBUTE_*).")
+        .def(
+            "set_function_attribute",
+            [](const Context& c, uintptr_t func, int attr, int value) {
+                pgk::set_function_attribute(c, reinterpret_cast<CUfunction>(func), attr, value);
+            },
+            py::arg("func"), py::arg("attr"), py::arg("value"))
         .def("stream_priority_range", &Context::stream_priority_range,
              "(least, greatest): lower numbers are higher priorities")
         .def(

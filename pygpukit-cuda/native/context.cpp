@@ -29,6 +29,7 @@ Context::~Context() {
 }
 
 void Context::make_current() const {
+    throw_if_lost(ctx_, ordinal_);
     const auto& api = driver();
     CUcontext cur = nullptr;
     check(api.cuCtxGetCurrent(&cur), "cuCtxGetCurrent");

@@ -3,7 +3,9 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <mutex>
+#include <unordered_map>
 
 namespace pgk {
 namespace {
@@ -13,6 +15,27 @@ bool g_loaded = false;
 bool g_tried = false;
 std::string g_status = "CUDA driver not loaded yet";
 std::mutex g_mutex;
+
+// Contexts a sticky error was seen in, with that first error (nullptr: context unknown).
+std::atomic<bool> g_any_lost{false};
+std::mutex g_lost_mutex;
+struct Lost {
+    std::string first;
+    CUresult code;
+};
+std::unordered_map<CUcontext, Lost> g_lost;
+
+constexpr const char* kLostAdvice =
+    ". The CUDA context is lost (a kernel faulted and the error is sticky): this process "
+    "cannot use the GPU any more and must be restarted";
+
+void remember_lost(const std::string& first, CUresult code) {
+    CUcontext cur = nullptr;
+    if (g_api.cuCtxGetCurrent != nullptr) g_api.cuCtxGetCurrent(&cur);
+    std::lock_guard<std::mutex> lock(g_lost_mutex);
+    g_lost.emplace(cur, Lost{first, code});
+    g_any_lost.store(true, std::memory_order_release);
+}
 
 template <typename F>
 bool resolve(void* lib, const char* symbol, F& out, std::string& missing) {
@@ -85,8 +108,42 @@ std::string error_text(CUresult code) {
     return out;
 }
 
+bool is_context_lost_code(CUresult code) {
+    switch (code) {
+        case 700:  // CUDA_ERROR_ILLEGAL_ADDRESS
+        case 702:  // CUDA_ERROR_LAUNCH_TIMEOUT
+        case 710:  // CUDA_ERROR_ASSERT (device-side assert)
+        case 714:  // CUDA_ERROR_HARDWARE_STACK_ERROR
+        case 715:  // CUDA_ERROR_ILLEGAL_INSTRUCTION
+        case 716:  // CUDA_ERROR_MISALIGNED_ADDRESS
+        case 717:  // CUDA_ERROR_INVALID_ADDRESS_SPACE
+        case 718:  // CUDA_ERROR_INVALID_PC
+        case 719:  // CUDA_ERROR_LAUNCH_FAILED
+            return true;
+        default:
+            return false;
+    }
+}
+
 void check(CUresult code, const char* call) {
-    if (code != CUDA_SUCCESS) throw CudaError(std::string(call) + " failed: " + error_text(code), code);
+    if (code == CUDA_SUCCESS) return;
+    std::string msg = std::string(call) + " failed: " + error_text(code);
+    if (is_context_lost_code(code)) {
+        remember_lost(msg, code);
+        throw CudaContextLostError(msg + kLostAdvice, code);
+    }
+    throw CudaError(msg, code);
+}
+
+void throw_if_lost(CUcontext ctx, int ordinal) {
+    if (!g_any_lost.load(std::memory_order_acquire)) return;  // the common case: one load
+    std::lock_guard<std::mutex> lock(g_lost_mutex);
+    auto it = g_lost.find(ctx);
+    if (it == g_lost.end()) it = g_lost.find(nullptr);
+    if (it == g_lost.end()) return;
+    throw CudaContextLostError("cuda:" + std::to_string(ordinal) + " was lost earlier (" +
+                                   it->second.first + ")" + kLostAdvice,
+                               it->second.code);
 }
 
 }  // namespace pgk

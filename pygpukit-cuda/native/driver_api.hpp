@@ -15,6 +15,13 @@ public:
     CUresult code;
 };
 
+// A sticky error (a kernel faulted: illegal address, trap, ...): the context is unusable for
+// the rest of the process. Raised as pygpukit_cuda.errors.CudaContextLostError in Python.
+class CudaContextLostError : public CudaError {
+public:
+    using CudaError::CudaError;
+};
+
 // X(name, symbol, return, params): every driver entry point we call. `symbol` is what
 // libcuda exports (the _v2 names carry the 64-bit ABI).
 #define PGK_DRIVER_FUNCTIONS(X)                                                              \
@@ -61,6 +68,7 @@ public:
     X(cuModuleUnload, "cuModuleUnload", CUresult, (CUmodule))                                \
     X(cuModuleGetFunction, "cuModuleGetFunction", CUresult, (CUfunction*, CUmodule, const char*)) \
     X(cuFuncSetAttribute, "cuFuncSetAttribute", CUresult, (CUfunction, int, int))            \
+    X(cuFuncGetAttribute, "cuFuncGetAttribute", CUresult, (int*, int, CUfunction))           \
     X(cuLaunchKernel, "cuLaunchKernel", CUresult,                                            \
       (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,      \
        CUstream, void**, void**))
@@ -84,7 +92,13 @@ const DriverApi& driver();
 
 // "CUDA_ERROR_OUT_OF_MEMORY (out of memory)" for a driver result code.
 std::string error_text(CUresult code);
-// Throw CudaError naming `call` unless `code` is CUDA_SUCCESS.
+// Throw CudaError naming `call` unless `code` is CUDA_SUCCESS; CudaContextLostError (and
+// the current context remembered as lost) for the sticky codes of a faulted kernel.
 void check(CUresult code, const char* call);
+// Whether `code` leaves the context unusable (CUDA_ERROR_ILLEGAL_ADDRESS, LAUNCH_FAILED, ...).
+bool is_context_lost_code(CUresult code);
+// Throw CudaContextLostError when `ctx` (of device `ordinal`) was lost earlier: later calls
+// fail fast with the first error instead of reaching the driver again.
+void throw_if_lost(CUcontext ctx, int ordinal);
 
 }  // namespace pgk

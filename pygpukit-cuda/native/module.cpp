@@ -27,4 +27,16 @@ CUfunction Module::function(const std::string& name) const {
     return f;
 }
 
+int function_attribute(const Context& ctx, CUfunction func, int attr) {
+    ctx.make_current();
+    int v = 0;
+    check(driver().cuFuncGetAttribute(&v, attr, func), "cuFuncGetAttribute");
+    return v;
+}
+
+void set_function_attribute(const Context& ctx, CUfunction func, int attr, int value) {
+    ctx.make_current();
+    check(driver().cuFuncSetAttribute(func, attr, value), "cuFuncSetAttribute");
+}
+
 }  // namespace pgk

@@ -23,4 +23,8 @@ private:
     CUmodule module_ = nullptr;
 };
 
+// cuFuncGetAttribute / cuFuncSetAttribute of a kernel (CU_FUNC_ATTRIBUTE_* numbers).
+int function_attribute(const Context& ctx, CUfunction func, int attr);
+void set_function_attribute(const Context& ctx, CUfunction func, int attr, int value);
+
 }  // namespace pgk

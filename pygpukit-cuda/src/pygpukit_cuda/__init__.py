@@ -16,11 +16,13 @@ from ._loader import (
     native_status,
     nvrtc_status,
 )
+from .errors import CudaContextLostError
 from .jit_kernel import JitKernel, jit
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "CudaContextLostError",
     "JitKernel",
     "driver_status",
     "get_nvrtc_path",

@@ -21,6 +21,7 @@ import weakref
 from typing import Any
 
 from . import _loader
+from .errors import CudaContextLostError
 
 _current: contextvars.ContextVar[Stream | None] = contextvars.ContextVar(
     "pygpukit_cuda_stream", default=None
@@ -210,8 +211,9 @@ def _cu() -> Any:
 
 
 def _check(rc: int, what: str) -> None:
+    # the native check: same messages, and CudaContextLostError for a faulted kernel's codes
     if rc:
-        raise RuntimeError(f"{what} failed: {_loader.driver().error_text(rc)}")
+        _loader.driver().check(rc, what)
 
 
 def upload(ctx: Any, dst: int, host_ptr: int, nbytes: int, stream: int) -> None:
@@ -319,6 +321,7 @@ class _Namespace:
 
     Stream = Stream
     Event = Event
+    CudaContextLostError = CudaContextLostError
     current_stream = staticmethod(current_stream)
     get_elapsed_time = staticmethod(get_elapsed_time)
     synchronize = staticmethod(synchronize)
