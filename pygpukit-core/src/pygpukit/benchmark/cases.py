@@ -16,7 +16,7 @@ import numpy as np
 from .results import Work
 
 #: families in the order they run
-FAMILIES = ("elementwise", "reductions", "matmul", "tiny", "compile")
+FAMILIES = ("elementwise", "reductions", "matmul", "tiny", "compile", "transfer")
 
 
 @dataclass
@@ -34,13 +34,15 @@ class Sizes:
     matmul: list[int]
     #: back-to-back calls per sample in the tiny-op family
     calls: list[int]
+    #: float32 element counts of the host<->device copies (2^18 = 1 MiB, 2^28 = 1 GiB)
+    transfer: list[int] = field(default_factory=lambda: [2**18, 2**24, 2**28])
 
     @classmethod
     def preset(cls, device_type: str, quick: bool) -> Sizes:
         if quick:
-            return cls([2**12, 2**16], [16], [4096], [64, 128], [500])
+            return cls([2**12, 2**16], [16], [4096], [64, 128], [500], [2**10, 2**16])
         if device_type == "cpu":  # NumPy's float16 matmul has no BLAS: keep it small
-            return cls([2**20, 2**24], [1024], [4096], [256, 512], [5000])
+            return cls([2**20, 2**24], [1024], [4096], [256, 512], [5000], [2**18])
         return cls([2**20, 2**28], [8192], [4096], [1024, 4096, 8192], [5000])
 
     def override(self, spec: str) -> None:
@@ -335,12 +337,30 @@ def compile_family(sizes: Sizes) -> list[Case]:
     ]
 
 
+def transfer(sizes: Sizes) -> list[Case]:
+    cases: list[Case] = []
+    for n in sizes.transfer:
+        label = f"{_bytes_label(4 * n)} float32"
+        for op, direction in (("host->device", "h2d"), ("device->host", "d2h")):
+            params = {"n": n, "direction": direction}
+            cases.append(SpecialCase("transfer", op, label, "transfer", params))
+    return cases
+
+
+def _bytes_label(nbytes: int) -> str:
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if nbytes >= scale and nbytes % scale == 0:
+            return f"{nbytes // scale} {unit}"
+    return f"{nbytes} B"
+
+
 BUILDERS: dict[str, Callable[[Sizes], list[Case]]] = {
     "elementwise": elementwise,
     "reductions": reductions,
     "matmul": matmul,
     "tiny": tiny,
     "compile": compile_family,
+    "transfer": transfer,
 }
 
 

@@ -348,4 +348,8 @@ def _compile_peer(case: SpecialCase, peer: Peer, bench: Bench) -> PeerResult:
 def run_special(case: SpecialCase, bench: Bench) -> Row:
     if case.kind == "tiny":
         return run_tiny(case, bench)
+    if case.kind == "transfer":
+        from .transfer import run_transfer  # its own module: it imports this one's peers
+
+        return run_transfer(case, bench)
     return run_compile(case, bench)
