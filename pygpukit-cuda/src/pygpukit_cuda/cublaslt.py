@@ -9,9 +9,15 @@ it is absent (the NVRTC kernels of ``matmul`` then serve every dtype).
 ``Lt.matmul`` runs ``out = a @ b`` for one (..., M, K) @ (..., K, N) problem whose
 operands are strided views; cuBLASLt is column-major, so it computes ``out^T = b^T a^T``
 and expresses each operand through the op flag and leading dimension of its layout
-(transposed views need no copy). Plans (descriptors, layouts and the chosen algorithm)
-are cached per shape, strides and alignment; each product takes the workspace its algorithm
-asks for (at most ``WORKSPACE_BYTES``) from the device pool and gives it back at once.
+(transposed views need no copy). Plans (descriptors, layouts, the candidate algorithms and
+the one chosen) are cached per shape, strides and alignment, with every constant argument of
+``cublasLtMatmul`` prebuilt, so a repeated product costs one ctypes call. A large product's
+first run times the heuristic's candidates once (``TRIAL_*``) and keeps the fastest.
+
+Workspace: on the legacy default stream every product shares one block per device
+(``WORKSPACE_BYTES``, kept from the pool; kernels there run in order). Memory statistics
+count it as cached, not used, and ``free_cached`` gives it back (`account_workspace`,
+`release_workspace`). On another stream each product takes a block tied to that stream.
 """
 
 from __future__ import annotations
@@ -33,6 +39,16 @@ DISTRIBUTIONS = ("nvidia-cublas", "nvidia-cublas-cu13", "nvidia-cublas-cu12")
 SYSTEM_NAMES = ("libcublasLt.so.13", "libcublasLt.so.12")
 #: Workspace handed to every product (what cuBLASLt's Hopper kernels like to have).
 WORKSPACE_BYTES = 32 << 20
+#: Heuristic results asked for per plan: the candidates of the timed trial.
+HEURISTIC_RESULTS = 8
+#: Products of at least this many flops (2*M*N*K*batch) time their candidates once, on
+#: their first run: about 2048^3 and up, where the kernel, not the host, sets the pace.
+TRIAL_MIN_FLOPS = 2 * 2048**3
+#: Device time the trial may spend (milliseconds, roughly), timed runs per candidate, and
+#: how much faster than the heuristic's first another candidate must be to replace it.
+TRIAL_BUDGET_MS = 150.0
+TRIAL_REPEATS = 3
+TRIAL_MARGIN = 0.98
 
 # cudaDataType_t, cublasComputeType_t, and the attribute numbers of cublasLt.h
 _R_32F, _R_64F, _R_16F, _R_16BF = 0, 1, 2, 14
@@ -159,7 +175,7 @@ def as_operand(rows: int, cols: int, s_row: int, s_col: int) -> Operand | None:
 
 
 class Lt:
-    """The entry points of one loaded libcublasLt, a handle, and per-shape plans."""
+    """The entry points of one loaded libcublasLt, a handle per device, and per-shape plans."""
 
     def __init__(self, cdll: ctypes.CDLL, path: str) -> None:
         self.path = path
@@ -199,8 +215,10 @@ class Lt:
         cdll.cublasLtGetStatusString.argtypes = [i32]
         v = int(cdll.cublasLtGetVersion())
         self.version = f"{v // 10000}.{(v // 100) % 100}.{v % 100}"
+        self._matmul = cdll.cublasLtMatmul  # looked up once: the hot path calls it directly
         self._handles: dict[int, int] = {}
         self._plans: dict[tuple[Any, ...], _Plan | None] = {}
+        self._workspaces: dict[int, _Workspace] = {}
         self._lock = threading.Lock()
 
     def check(self, status: int, what: str) -> None:
@@ -216,16 +234,31 @@ class Lt:
             h = self._handles[device_index] = int(p.value or 0)
         return h
 
-    def _workspace(self, device_index: int, nbytes: int) -> Any:
-        """A pool block for one product's workspace (None when it needs none). Dropped right
-        after the launch: every kernel runs on the default stream, so the pool may hand the
-        block to the next op without waiting."""
-        if nbytes == 0:
-            return None
-        from .device import allocator
+    # -- workspace -----------------------------------------------------------------------
+    def _shared_workspace(self, device_index: int) -> int:
+        """The pointer of the device's default-stream workspace, allocated on first use."""
+        ws = self._workspaces.get(device_index)
+        if ws is None:
+            from .device import allocator
 
-        return allocator(device_index).allocate(nbytes)
+            with self._lock:
+                ws = self._workspaces.get(device_index)
+                if ws is None:
+                    buf = allocator(device_index).allocate(WORKSPACE_BYTES)
+                    ws = self._workspaces[device_index] = _Workspace(buf)
+        return ws.ptr
 
+    def workspace_bytes(self, device_index: int) -> int:
+        ws = self._workspaces.get(device_index)
+        return ws.reserved if ws is not None else 0
+
+    def release_workspace(self, device_index: int) -> int:
+        """Drop the shared workspace (back to the pool); the bytes it held."""
+        with self._lock:
+            ws = self._workspaces.pop(device_index, None)
+        return ws.reserved if ws is not None else 0
+
+    # -- plans ---------------------------------------------------------------------------
     def _set(self, fn: Any, obj: int, attr: int, value: Any, what: str) -> None:
         self.check(fn(obj, attr, ctypes.byref(value), ctypes.sizeof(value)), what)
 
@@ -253,7 +286,7 @@ class Lt:
         return plan
 
     def _make_plan(self, device_index: int, dtype_name: str, compute: int, a: Operand,
-                   b: Operand, m: int, n: int, batch: int, sa: int, sb: int,
+                   b: Operand, m: int, n: int, k: int, batch: int, sa: int, sb: int,
                    aligns: tuple[int, ...]) -> _Plan | None:  # fmt: skip
         data = _DATA_TYPE[dtype_name]
         scale = _R_64F if compute == COMPUTE_64F else _R_32F
@@ -273,40 +306,148 @@ class Lt:
                   "workspace preference")  # fmt: skip
         for attr, align in zip(_PREF_ALIGN, aligns, strict=True):
             self._set(set_pref, pref.value, attr, ctypes.c_uint32(align), "alignment preference")
-        result = _HeuristicResult()
+        results = (_HeuristicResult * HEURISTIC_RESULTS)()
         count = ctypes.c_int(0)
         status = self.cdll.cublasLtMatmulAlgoGetHeuristic(
-            self._handle(device_index), desc.value, la, lb, lc, lc, pref.value, 1,
-            ctypes.byref(result), ctypes.byref(count))  # fmt: skip
+            self._handle(device_index), desc.value, la, lb, lc, lc, pref.value,
+            HEURISTIC_RESULTS, results, ctypes.byref(count))  # fmt: skip
         self.cdll.cublasLtMatmulPreferenceDestroy(pref.value)
-        if status != _SUCCESS or count.value < 1 or result.state != _SUCCESS:
+        usable = [i for i in range(max(0, min(count.value, HEURISTIC_RESULTS)))
+                  if results[i].state == _SUCCESS
+                  and results[i].workspace_size <= WORKSPACE_BYTES]  # fmt: skip
+        if status != _SUCCESS or not usable:
             return None
         alpha: Any = ctypes.c_double(1.0) if scale == _R_64F else ctypes.c_float(1.0)
         beta: Any = ctypes.c_double(0.0) if scale == _R_64F else ctypes.c_float(0.0)
-        return _Plan(int(desc.value or 0), la, lb, lc, result, alpha, beta)
+        plan = _Plan(self._handle(device_index), int(desc.value or 0), la, lb, lc, results,
+                     usable, alpha, beta)  # fmt: skip
+        plan.pending = (len(usable) > 1 and 2 * m * n * k * batch >= TRIAL_MIN_FLOPS
+                        and os.environ.get("PYGPUKIT_CUBLASLT_TRIAL", "1") != "0")  # fmt: skip
+        return plan
 
+    # -- running -------------------------------------------------------------------------
     def run(self, device_index: int, plan: _Plan, a_ptr: int, b_ptr: int, d_ptr: int) -> None:
-        """Enqueue the product on the device's current stream (where the kernels go too)."""
-        nbytes = int(plan.result.workspace_size)
-        ws = self._workspace(device_index, nbytes)
-        self.check(
-            self.cdll.cublasLtMatmul(
-                self._handle(device_index), plan.desc, ctypes.byref(plan.alpha), a_ptr, plan.la,
-                b_ptr, plan.lb, ctypes.byref(plan.beta), d_ptr, plan.lc, d_ptr, plan.lc,
-                ctypes.byref(plan.result.algo), ws.ptr if ws is not None else None, nbytes,
-                streams.current_handle(device_index) or None),
-            "cublasLtMatmul")  # fmt: skip
+        """Enqueue the product on the device's current stream (where the kernels go too).
+        The hot path: every argument but the pointers and the stream is prebuilt."""
+        stream = streams.current_handle(device_index)
+        if plan.pending:
+            self._trial(device_index, plan, a_ptr, b_ptr, d_ptr, stream)
+        status = self._launch(device_index, plan, plan.choice, a_ptr, b_ptr, d_ptr, stream)
+        if status != _SUCCESS:
+            self.check(status, "cublasLtMatmul")
+
+    def _launch(self, device_index: int, plan: _Plan, i: int, a_ptr: int, b_ptr: int,
+                d_ptr: int, stream: int) -> int:  # fmt: skip
+        nbytes = plan.ws_sizes[i]
+        hold = None
+        if nbytes == 0:
+            ws: int | None = None
+        elif stream == 0:
+            ws = self._shared_workspace(device_index)
+        else:
+            # a block tied to that stream: it returns to the pool once the stream passes
+            from .device import allocator
+
+            hold = streams.track(allocator(device_index).allocate(nbytes))
+            ws = hold.ptr
+        status: int = self._matmul(
+            plan.handle, plan.desc, plan.alpha_ref, a_ptr, plan.la, b_ptr, plan.lb,
+            plan.beta_ref, d_ptr, plan.lc, d_ptr, plan.lc, plan.algo_refs[i], ws, nbytes,
+            stream or None)  # fmt: skip
+        del hold  # after the enqueue: a stream-tied block is retired behind this product
+        return status
+
+    def _trial(self, device_index: int, plan: _Plan, a_ptr: int, b_ptr: int, d_ptr: int,
+               stream: int) -> None:  # fmt: skip
+        """Time the heuristic's candidates once on this product's own operands (d is the
+        output, written again by the real run) and keep the fastest. Bounded: about
+        TRIAL_BUDGET_MS in all, whatever the size, and one warm-up run per candidate
+        (lazy kernel loading)."""
+        plan.pending = False
+        start = streams.Event(device=device_index)
+        end = streams.Event(device=device_index)
+
+        def timed(i: int, reps: int, warm: bool = True) -> float:
+            launch = self._launch
+            if warm and launch(device_index, plan, i, a_ptr, b_ptr, d_ptr, stream) != _SUCCESS:
+                return float("inf")  # the warm-up failed: not a candidate
+            start.record()
+            for _ in range(reps):
+                self._launch(device_index, plan, i, a_ptr, b_ptr, d_ptr, stream)
+            end.record()
+            end.synchronize()
+            return streams.get_elapsed_time(start, end) / reps
+
+        t0 = timed(0, 1)
+        if not t0 < TRIAL_BUDGET_MS / 2:
+            return  # one product already costs the budget: keep the heuristic's first
+        reps = max(1, min(TRIAL_REPEATS, int(TRIAL_BUDGET_MS / (8 * t0))))
+        tries = min(len(plan.choices), int(TRIAL_BUDGET_MS / ((reps + 1) * t0)))
+        if tries < 2:
+            return
+        times = {0: t0 if reps == 1 else timed(0, reps, warm=False)}
+        for i in range(1, tries):
+            times[i] = timed(i, reps)
+        best = min(times, key=times.__getitem__)
+        # the heuristic's order breaks near-ties: a switch must win by a clear margin
+        if times[best] < TRIAL_MARGIN * times[0]:
+            plan.choice = best
+        plan.trial_ms = times
 
 
-@dataclass
+class _Workspace:
+    """The shared default-stream workspace of one device, and what the pool charged."""
+
+    __slots__ = ("buffer", "ptr", "reserved")
+
+    def __init__(self, buffer: Any) -> None:
+        self.buffer = buffer
+        self.ptr = int(buffer.ptr)
+        block = getattr(buffer, "block", None)  # the Rust pool rounds to a capacity
+        size = getattr(buffer, "size", None)  # the Python cache rounds to a size
+        self.reserved = int(block.capacity if block is not None else size or buffer.nbytes)
+
+
 class _Plan:
-    desc: int
-    la: int
-    lb: int
-    lc: int
-    result: _HeuristicResult
-    alpha: Any
-    beta: Any
+    """One problem's descriptors and candidate algorithms, with the cublasLtMatmul arguments
+    that never change prebuilt (ctypes objects, so the call converts nothing for them)."""
+
+    __slots__ = ("algo_refs", "alpha", "alpha_ref", "beta", "beta_ref", "choice", "choices",
+                 "desc", "handle", "la", "lb", "lc", "pending", "results", "trial_ms",
+                 "ws_sizes")  # fmt: skip
+
+    def __init__(self, handle: int, desc: int, la: int, lb: int, lc: int, results: Any,
+                 usable: list[int], alpha: Any, beta: Any) -> None:  # fmt: skip
+        vp = ctypes.c_void_p
+        self.handle, self.desc = vp(handle), vp(desc)
+        self.la, self.lb, self.lc = vp(la), vp(lb), vp(lc)
+        self.results = results  # kept alive: algo_refs point into it
+        #: indices into results, the heuristic's order; `choice` indexes this list
+        self.choices = usable
+        self.algo_refs = [ctypes.byref(results[i].algo) for i in usable]
+        self.ws_sizes = [int(results[i].workspace_size) for i in usable]
+        self.alpha, self.beta = alpha, beta
+        self.alpha_ref, self.beta_ref = ctypes.byref(alpha), ctypes.byref(beta)
+        self.choice = 0
+        self.pending = False
+        self.trial_ms: dict[int, float] = {}
+
+
+def account_workspace(device_index: int, stats: dict[str, Any]) -> None:
+    """Move the shared workspace from `used` to `cached` in a device's memory statistics:
+    it is scratch that `free_cached` gives back, not memory an array holds."""
+    lt = _lib
+    n = lt.workspace_bytes(device_index) if lt is not None else 0
+    stats["cublaslt_workspace"] = n
+    if n:
+        stats["used"] = stats.get("used", 0) - n
+        stats["cached"] = stats.get("cached", 0) + n
+
+
+def release_workspace(device_index: int) -> int:
+    """Give a device's shared workspace back to the pool (before the pool's cache is freed)."""
+    lt = _lib
+    return lt.release_workspace(device_index) if lt is not None else 0
 
 
 def compute_type(dtype: dt.DataType, allow_tf32: bool) -> int:
@@ -317,17 +458,18 @@ def compute_type(dtype: dt.DataType, allow_tf32: bool) -> int:
     return COMPUTE_32F  # float32 exact; float16/bfloat16 accumulate in float32
 
 
-def gemm(lt: Lt, device_index: int, dtype: dt.DataType, allow_tf32: bool,
-         m: int, n: int, k: int, a_ptr: int, a_strides: tuple[int, int],
-         b_ptr: int, b_strides: tuple[int, int], out_ptr: int,
-         batch: int = 1, a_batch: int = 0, b_batch: int = 0) -> bool:  # fmt: skip
-    """out (batch, m, n) contiguous = a (m, k) @ b (k, n), strides in elements; False when
-    no layout or algorithm fits (the caller then copies or falls back)."""
+def plan_for(lt: Lt, device_index: int, dtype: dt.DataType, allow_tf32: bool,
+             m: int, n: int, k: int, a_ptr: int, a_strides: tuple[int, int],
+             b_ptr: int, b_strides: tuple[int, int], out_ptr: int,
+             batch: int = 1, a_batch: int = 0, b_batch: int = 0) -> _Plan | None:  # fmt: skip
+    """The plan of out (batch, m, n) contiguous = a (m, k) @ b (k, n), strides in elements,
+    for these pointers' alignments; None when no layout or algorithm fits. Run it with
+    ``lt.run(device_index, plan, b_ptr, a_ptr, out_ptr)`` (cuBLASLt's operands swapped)."""
     # column-major view: out^T (n x m) = b^T (n x k) @ a^T (k x m)
     op_a = as_operand(n, k, b_strides[1], b_strides[0])
     op_b = as_operand(k, m, a_strides[1], a_strides[0])
     if op_a is None or op_b is None or k == 0:
-        return False
+        return None
     size = dtype.itemsize
     # every matrix of a batch must meet the alignment promised to the heuristic
     al_a = min(_alignment(a_ptr), _alignment(a_batch * size)) if batch > 1 else _alignment(a_ptr)
@@ -336,12 +478,22 @@ def gemm(lt: Lt, device_index: int, dtype: dt.DataType, allow_tf32: bool,
     if batch > 1:
         al_c = min(al_c, _alignment(m * n * size))
     aligns = (al_b, al_a, al_c, al_c)
-    key = (device_index, dtype.name, compute_type(dtype, allow_tf32), op_a, op_b, n, m,
+    key = (device_index, dtype.name, compute_type(dtype, allow_tf32), op_a, op_b, n, m, k,
            batch, b_batch, a_batch, aligns)  # fmt: skip
     from .device import context
 
     context(device_index).make_current()
-    plan = lt.plan(device_index, key)
+    return lt.plan(device_index, key)
+
+
+def gemm(lt: Lt, device_index: int, dtype: dt.DataType, allow_tf32: bool,
+         m: int, n: int, k: int, a_ptr: int, a_strides: tuple[int, int],
+         b_ptr: int, b_strides: tuple[int, int], out_ptr: int,
+         batch: int = 1, a_batch: int = 0, b_batch: int = 0) -> bool:  # fmt: skip
+    """Run `plan_for`'s product now; False when no layout or algorithm fits (the caller then
+    copies or falls back)."""
+    plan = plan_for(lt, device_index, dtype, allow_tf32, m, n, k, a_ptr, a_strides, b_ptr,
+                    b_strides, out_ptr, batch, a_batch, b_batch)  # fmt: skip
     if plan is None:
         return False
     lt.run(device_index, plan, b_ptr, a_ptr, out_ptr)

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from pygpukit import Device, DeviceBackend
 
-from . import _loader, interop, streams
+from . import _loader, cublaslt, interop, streams
 from .allocator import CachingAllocator, RustPoolAllocator, make_device_allocator
 
 _contexts: dict[int, Any] = {}
@@ -99,6 +99,7 @@ class CudaBackend(DeviceBackend):
     def memory_stats(self, device: Device) -> dict[str, Any]:
         streams.reap()  # blocks whose streams have passed their free go back first
         stats = allocator(device.index).stats()
+        cublaslt.account_workspace(device.index, stats)  # scratch: cached, not used
         free, total = context(device.index).memory_info()
         stats.update(device_free=int(free), device_total=int(total))
         return stats
@@ -106,6 +107,7 @@ class CudaBackend(DeviceBackend):
     def free_cached(self, device: Device) -> int:
         """Return cached blocks of `device` to the driver; the bytes released."""
         streams.reap()
+        cublaslt.release_workspace(device.index)  # its block joins the cache freed below
         return allocator(device.index).empty_cache()
 
     def info(self, device: Device) -> dict[str, Any]:
