@@ -3,7 +3,8 @@
 Kernels follow ``pygpukit._ops.nn``'s calling convention (out preallocated with the
 promoted float dtype; layernorm/rmsnorm normalise the last axis). Each row goes to a warp
 (rows of up to 512), a block of 256 (up to 4096) or a block of 1024 threads (longer rows),
-see ``kernels/nn_source.py``.
+see ``kernels/nn_source.py``; contiguous, aligned rows of one dtype take the vector path
+(16-byte accesses, the row in registers, a warp or a block of up to 512 threads per row).
 """
 
 from __future__ import annotations
@@ -31,6 +32,35 @@ def _group(n: int) -> tuple[int, int]:
     return 1024, 1024
 
 
+#: the vector path serves these row ops (0 turns it off; the device benchmark compares)
+VECTOR_ROWS = True
+
+
+def _vector_group(x: GPUArray, out: GPUArray, axis: int, kept: list[tuple[int, ...]], n: int,
+                  params: tuple[GPUArray | None, ...]) -> int:  # fmt: skip
+    """Threads per row on the vector path (whole rows in registers, 16-byte accesses), or
+    0 where it does not apply: x, out, gamma and beta all of one dtype, unit element stride
+    along the row, 16-byte aligned rows (pointers and every row stride), and n a multiple
+    of the vector width, with at most VEC_MAX_GROUP * VEC_PER_THREAD vectors per row."""
+    if not VECTOR_ROWS:
+        return 0
+    size, v = x.dtype.itemsize, ns.vec_width(x.dtype)
+    arrays = [x, out] + [p for p in params if p is not None]
+    if any(a.dtype is not x.dtype or _ptr(a) % 16 for a in arrays):
+        return 0
+    if x.strides[axis] != size or out.strides[axis] != size or n % v:
+        return 0
+    if any(p is not None and p.strides[0] != size for p in params):
+        return 0
+    if any(k[1] % 16 or k[2] % 16 for k in kept):
+        return 0
+    nv = n // v
+    group = 32
+    while group * ns.VEC_PER_THREAD < nv:
+        group *= 2
+    return group if group <= ns.VEC_MAX_GROUP else 0
+
+
 def run_rows(op: str, x: GPUArray, out: GPUArray, axis: int, gamma: GPUArray | None = None,
              beta: GPUArray | None = None, eps: float = 0.0) -> None:  # fmt: skip
     """Launch `op` over the rows of x along `axis` into out."""
@@ -47,8 +77,14 @@ def run_rows(op: str, x: GPUArray, out: GPUArray, axis: int, gamma: GPUArray | N
         return
     lay = [nrows, n, len(kept), 0]
     lay += _pad([k[0] for k in kept]) + _pad([k[1] for k in kept]) + _pad([k[2] for k in kept])
-    group, block = _group(n)
-    name, source = ns.nn_kernel(op, x.dtype, out.dtype)
+    vgroup = _vector_group(x, out, axis, kept, n, (gamma, beta))
+    if vgroup:
+        # a warp per row, 8 rows a block; a longer row has the block (pgk_gred's rule)
+        group, block = vgroup, vgroup if vgroup > 32 else 256
+        name, source = ns.nn_vector_kernel(op, x.dtype)
+    else:
+        group, block = _group(n)
+        name, source = ns.nn_kernel(op, x.dtype, out.dtype)
     fn = launcher.function(out.device.index, name, source, ns.ROWS_FORMAT)
 
     def param(p: GPUArray | None) -> tuple[int, int, int]:

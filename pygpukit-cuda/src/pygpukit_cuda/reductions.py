@@ -23,6 +23,11 @@ from .kernels import reduction_source as rs
 
 BLOCK = 256
 MAX_DIMS = 8
+#: blocks of 256 per SM a split row reduction launches: one resident wave (the `_row`
+#: kernels use 48-62 registers, so 4 fit per SM; 8 made a second, partial wave)
+ROW_BLOCKS_PER_SM = 4
+#: column reductions (small kernels) aim at this many blocks per SM
+COL_BLOCKS_PER_SM = 8
 _sm_counts: dict[int, int] = {}
 
 
@@ -88,8 +93,9 @@ def launch(spec: rs.ReductionSpec, x: GPUArray, out: GPUArray, axes: tuple[int, 
     if nout == 0:
         return
     index = out.device.index
-    target = 8 * sm_count(index)  # blocks of 256 that fill the GPU
     row = bool(red) and (not kept or abs(red[-1][1]) <= abs(kept[-1][1]))
+    # blocks of 256 that fill the GPU
+    target = (ROW_BLOCKS_PER_SM if row else COL_BLOCKS_PER_SM) * sm_count(index)
     if row:
         group = BLOCK if nred >= 2048 else 32
         per_block = BLOCK // group

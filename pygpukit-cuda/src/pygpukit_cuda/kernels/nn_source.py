@@ -146,6 +146,142 @@ _BODIES = {
 }
 
 
+# -- the vector path: contiguous rows, one dtype, whole rows in registers ----------------
+#: 16-byte vectors of the row each thread keeps in registers on the vector path
+VEC_PER_THREAD = 4
+#: most threads per row on the vector path (its launch bound)
+VEC_MAX_GROUP = 512
+
+_VKERNEL = r"""
+struct alignas(16) PgkVec { PGK_TS e[PGK_V]; };
+// STMT for each element this thread holds: vector j = lane + k * group of the row is its
+// k-th (k < PGK_NV); `val` is a reference into the register copy.
+#define PGK_VEACH(STMT)                                                             \
+  _Pragma("unroll") for (int k = 0; k < PGK_NV; ++k) {                              \
+    if (lane + k * group < nv) {                                                    \
+      _Pragma("unroll") for (int e = 0; e < PGK_V; ++e) { C& val = v[k][e]; STMT }  \
+    }                                                                               \
+  }
+// Write EXPR of each element (`val`, and `g`/`b` the gamma/beta element) as 16-byte
+// vectors; gamma and beta are read here, not kept (they stay in L1/L2 across rows).
+#define PGK_VOUT(EXPR)                                                              \
+  _Pragma("unroll") for (int k = 0; k < PGK_NV; ++k) {                              \
+    const int j = lane + k * group;                                                 \
+    if (j < nv) {                                                                   \
+      PgkVec r, gw, bw;                                                             \
+      if (PGK_HAS_G) gw = ((const PgkVec*)gamma)[j];                                \
+      if (PGK_HAS_B) bw = ((const PgkVec*)beta)[j];                                 \
+      _Pragma("unroll") for (int e = 0; e < PGK_V; ++e) {                           \
+        const C val = v[k][e];                                                      \
+        const C g = PGK_HAS_G ? (C)PGK_FROM(gw.e[e]) : (C)0;                        \
+        const C b = PGK_HAS_B ? (C)PGK_FROM(bw.e[e]) : (C)0;                        \
+        PGK_STORE((char*)&r.e[e], EXPR);                                            \
+      }                                                                             \
+      orow[j] = r;                                                                  \
+    }                                                                               \
+  }
+
+extern "C" __global__ void __launch_bounds__(512) PGK_NAME_vec(
+    char* out, const char* x, const char* gamma, const char* beta, PgkRows L, long long xs,
+    long long os, long long gs, long long bs, long long gcode, long long bcode,
+    long long group_, double eps) {
+  const int group = (int)group_;
+  const long long row = (long long)blockIdx.x * (blockDim.x / group) + threadIdx.x / group;
+  const int lane = (int)(threadIdx.x % group);
+  if (row >= L.nrows) return;  // uniform over the group
+  long long xin = 0, xout = 0, o = row;
+  #pragma unroll 1
+  for (int d = (int)L.kdim - 1; d >= 0; --d) {
+    long long c = o % L.kshape[d];
+    o /= L.kshape[d];
+    xin += c * L.kin[d]; xout += c * L.kout[d];
+  }
+  const PgkVec* xr = (const PgkVec*)(x + xin);
+  PgkVec* orow = (PgkVec*)(out + xout);
+  const long long n = L.n;
+  const int nv = (int)(n / PGK_V);
+  C v[PGK_NV][PGK_V];
+  #pragma unroll
+  for (int k = 0; k < PGK_NV; ++k) {
+    const int j = lane + k * group;
+    if (j < nv) {
+      const PgkVec w = xr[j];
+      #pragma unroll
+      for (int e = 0; e < PGK_V; ++e) v[k][e] = (C)PGK_FROM(w.e[e]);
+    }
+  }
+PGK_BODY
+}
+"""
+
+_VBODIES = {
+    "softmax": r"""
+  C m = PGK_NEG_INF;
+  PGK_VEACH(m = pgk_maxnan(m, val);)
+  m = pgk_gred<1>(m, group);
+  C s = 0;
+  PGK_VEACH(val = exp(val - m); s += val;)
+  s = pgk_gred<0>(s, group);
+  PGK_VOUT(val / s)
+""",
+    "log_softmax": r"""
+  C m = PGK_NEG_INF;
+  PGK_VEACH(m = pgk_maxnan(m, val);)
+  m = pgk_gred<1>(m, group);
+  C s = 0;
+  PGK_VEACH(s += exp(val - m);)
+  s = pgk_gred<0>(s, group);
+  const C ls = log(s);
+  PGK_VOUT((val - m) - ls)
+""",
+    "layernorm": r"""
+  C s = 0;
+  PGK_VEACH(s += val;)
+  const C mean = pgk_gred<0>(s, group) / (C)n;
+  C d = 0;
+  PGK_VEACH(C t = val - mean; d += t * t;)
+  d = pgk_gred<0>(d, group);
+  const C inv = (C)1 / sqrt(d / (C)n + (C)eps);
+  PGK_VOUT((val - mean) * inv * g + b)
+""",
+    "rmsnorm": r"""
+  C ss = 0;
+  PGK_VEACH(ss += val * val;)
+  ss = pgk_gred<0>(ss, group);
+  const C inv = (C)1 / sqrt(ss / (C)n + (C)eps);
+  PGK_VOUT(val * inv * g)
+""",
+}
+
+
+def vec_width(x: dt.DataType) -> int:
+    """Elements per 16-byte vector of x on the vector path."""
+    return 16 // x.itemsize
+
+
+@functools.cache
+def nn_vector_kernel(op: str, x: dt.DataType) -> tuple[str, str]:
+    """(name, source) of `op`'s vector path: x, gamma, beta and out all of x's dtype, rows
+    contiguous and 16-byte aligned, n a multiple of `vec_width(x)` and at most
+    VEC_MAX_GROUP * VEC_PER_THREAD vectors (nn.py checks)."""
+    name = f"pgk_{op}_{x.name}_vec"
+    c = compute_dtype(x)
+    lines = [
+        f"typedef {ctype(c).math} C;",
+        f"#define PGK_TS {ctype(x).storage}",
+        f"#define PGK_V {vec_width(x)}",
+        f"#define PGK_NV {VEC_PER_THREAD}",
+        f"#define PGK_HAS_G {int(op in ('layernorm', 'rmsnorm'))}",
+        f"#define PGK_HAS_B {int(op == 'layernorm')}",
+        f"#define PGK_FROM(s) pgk_ld_{x.name}((const char*)&(s))",
+        "#define PGK_NEG_INF ((C)__longlong_as_double(0xfff0000000000000ll))",
+        f"#define PGK_STORE(p, w) pgk_st_{x.name}(p, {convert('(w)', c, x)})",
+    ]
+    head = _COMMON.split("// gamma/beta in any float dtype")[0]
+    kernel = _VKERNEL.replace("PGK_NAME", f"pgk_{op}_{x.name}").replace("PGK_BODY", _VBODIES[op])
+    return name, PREAMBLE + "\n".join(lines) + head + kernel
+
+
 def compute_dtype(out: dt.DataType) -> dt.DataType:
     return dt.float64 if out is dt.float64 else dt.float32
 
@@ -177,4 +313,5 @@ def nn_kernel(op: str, x: dt.DataType, out: dt.DataType) -> tuple[str, str]:
 def representative_sources() -> list[tuple[str, str]]:
     """One instance per op, each in another float dtype (for the compile test)."""
     picks = (dt.bfloat16, dt.float32, dt.float64, dt.float16)
-    return [nn_kernel(op, picks[i], picks[i]) for i, op in enumerate(NN_OPS)]
+    out = [nn_kernel(op, picks[i], picks[i]) for i, op in enumerate(NN_OPS)]
+    return out + [nn_vector_kernel(op, picks[i - 1]) for i, op in enumerate(NN_OPS)]

@@ -245,8 +245,8 @@ _OPS = {
 # argmax/argmin: the first occurrence wins; NaN counts as the extreme (the first NaN wins).
 _ARG = (
     "struct PgkS { A v; long long i; };",
-    "s.v = (A)0; s.i = 0x7fffffffffffffffll;",
-    "pgk_arg_take(s, v, r);",
+    "s.v = PGK_ARG_START; s.i = 0x7fffffffffffffffll;",
+    "pgk_arg_add(s, v, r);",
     "pgk_arg_take(a, b.v, b.i);",
     "STORE(s.i);",
 )
@@ -256,6 +256,15 @@ __device__ __forceinline__ void pgk_arg_take(PgkS& a, A v, long long i) {
   bool an = a.v != a.v, vn = v != v;
   bool take = a.i == 0x7fffffffffffffffll ||
       (vn ? (!an || i < a.i) : (!an && (v CMP a.v || (v == a.v && i < a.i))));
+  if (take) { a.v = v; a.i = i; }
+}
+// One thread's own elements arrive in increasing index order (every loop of the kernels
+// below walks upwards), so only a strictly better value, the first NaN, or a first
+// element equal to the start value (an all-lowest run) takes over: cheaper per element
+// than the general merge above.
+__device__ __forceinline__ void pgk_arg_add(PgkS& a, A v, long long i) {
+  const bool take = (v CMP a.v) || (v != v && a.v == a.v) ||
+                    (v == a.v && a.i == 0x7fffffffffffffffll);
   if (take) { a.v = v; a.i = i; }
 }
 """
@@ -373,6 +382,7 @@ def reduction_body(op: str, x: dt.DataType, out: dt.DataType, name: str) -> str:
         f"#define PGK_LOWEST {lowest}",
         f"#define PGK_HIGHEST {highest}",
         f"#define PGK_FINISH(r) {finish}",
+        f"#define PGK_ARG_START {lowest if op == 'argmax' else highest}",
         f"#define STORE(w) pgk_st_{out.name}(p, {store_expr})",
         f"typedef {a} A;",
         f"__device__ __forceinline__ A pgk_plus(A a, A b) {{ return {plus}; }}",
