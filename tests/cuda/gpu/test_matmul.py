@@ -167,3 +167,115 @@ def test_cublaslt_is_found_where_nvidia_cublas_is_installed() -> None:
     if importlib.util.find_spec("nvidia") is None:
         pytest.skip("no nvidia-* wheels here")
     assert cublaslt.library() is not None, cublaslt.status()
+
+
+# -- the cuBLASLt hot path: remembered products, the shared workspace, the timed trial ------
+needs_lt = pytest.mark.skipif(cublaslt.library() is None, reason="no cuBLASLt here")
+
+
+@needs_lt
+@pytest.mark.parametrize("name", ["bfloat16", "float32"])
+def test_repeated_products_reuse_the_plan_with_new_pointers(name: str) -> None:
+    """Fresh operands (new pointers, new data) of one shape: one remembered entry, each result
+    right; an operand one element off its block's start is another alignment, another entry."""
+    rng = np.random.default_rng(21)
+    lt = cublaslt.library()
+    assert lt is not None
+    first: int | None = None
+    for i in range(3):
+        a, b = draw(rng, (96, 80), name), draw(rng, (80, 112), name)
+        got = gp.matmul(gp.asarray(a, device="cuda"), gp.asarray(b, device="cuda"))
+        check(got.to_numpy(), reference(a, b, name), name)
+        if i == 0:
+            first, plans = len(mm._ready), len(lt._plans)
+    assert len(mm._ready) == first and len(lt._plans) == plans
+    a, b = draw(rng, (97, 80), name), draw(rng, (80, 112), name)
+    ga = gp.asarray(a, device="cuda")[1:]  # starts itemsize bytes into its block
+    assert (mm._ptr(ga) & 255) != 0
+    for _ in range(2):
+        got = gp.matmul(ga, gp.asarray(b, device="cuda"))
+        check(got.to_numpy(), reference(a[1:], b, name), name)
+    assert len(mm._ready) == first + 1
+
+
+@needs_lt
+@pytest.mark.parametrize(
+    "shape_a,shape_b",
+    [((1, 3), (3, 4097)), ((257, 1), (1, 513)), ((3, 1031), (1031, 5)), ((61, 127), (127, 1)),
+     ((5, 33, 17), (5, 17, 65)), ((4, 1, 19, 7), (3, 7, 9))],
+)  # fmt: skip
+@pytest.mark.parametrize("name", ["float16", "float32", "float64"])
+def test_odd_shapes_twice_through_the_hot_path(
+    shape_a: tuple[int, ...], shape_b: tuple[int, ...], name: str
+) -> None:
+    """Each shape twice with fresh data (the second call takes the remembered entry), plain
+    and with x1 a transposed view (op T through the layout, no copy)."""
+    rng = np.random.default_rng(len(shape_a) * 100 + shape_a[-1])
+    for _ in range(2):
+        a, b = draw(rng, shape_a, name), draw(rng, shape_b, name)
+        want = reference(a, b, name)
+        gb = gp.asarray(b, device="cuda")
+        got = gp.matmul(gp.asarray(a, device="cuda"), gb)
+        check(got.to_numpy(), want, name)
+        at = gp.asarray(np.ascontiguousarray(np.swapaxes(a, -1, -2)), device="cuda").mT
+        check(gp.matmul(at, gb).to_numpy(), want, name)
+
+
+@needs_lt
+def test_shared_workspace_is_cached_memory_and_freed_with_the_cache() -> None:
+    rng = np.random.default_rng(8)
+    a, b = draw(rng, (512, 768), "bfloat16"), draw(rng, (768, 640), "bfloat16")
+    ga, gb = gp.asarray(a, device="cuda"), gp.asarray(b, device="cuda")
+    before = gp.memory.stats("cuda")
+    out = gp.matmul(ga, gb)
+    check(out.to_numpy(), reference(a, b, "bfloat16"), "bfloat16")
+    del out
+    gp.cuda.synchronize()
+    after = gp.memory.stats("cuda")
+    assert after["used"] == before["used"]  # the workspace is not an array's memory
+    # counted as cached (0 when the chosen algorithm wants no workspace)
+    assert 0 <= after["cublaslt_workspace"] <= after["cached"]
+    gp.memory.free_all_cached("cuda")
+    assert gp.memory.stats("cuda")["cublaslt_workspace"] == 0
+    again = gp.matmul(ga, gb)  # the next product takes a new workspace
+    check(again.to_numpy(), reference(a, b, "bfloat16"), "bfloat16")
+
+
+@needs_lt
+def test_products_on_a_side_stream_take_their_own_workspace() -> None:
+    rng = np.random.default_rng(9)
+    a, b = draw(rng, (300, 256), "float32"), draw(rng, (256, 200), "float32")
+    s = gp.cuda.Stream(non_blocking=True)
+    with s:
+        ga, gb = gp.asarray(a, device="cuda"), gp.asarray(b, device="cuda")
+        outs = [gp.matmul(ga, gb) for _ in range(3)]
+        got = [o.to_numpy() for o in outs]
+    s.synchronize()
+    for g in got:
+        check(g, reference(a, b, "float32"), "float32")
+    del ga, gb, outs
+    s.synchronize()
+
+
+@needs_lt
+@pytest.mark.parametrize("name,tf32", [("float32", True), ("float32", False), ("bfloat16", False)])
+def test_timed_trial_keeps_results_right(monkeypatch: pytest.MonkeyPatch, name: str,
+                                         tf32: bool) -> None:  # fmt: skip
+    """The trial runs the candidates into the output before the real product: the result
+    is still the product, exact float32 stays exact, and the choice is remembered."""
+    monkeypatch.setattr(cublaslt, "TRIAL_MIN_FLOPS", 0)
+    rng = np.random.default_rng(10)
+    m, k, n = 328, 456, 200  # a shape no other test plans, so its plan is made here
+    a, b = draw(rng, (m, k), name), draw(rng, (k, n), name)
+    ga, gb = gp.asarray(a, device="cuda"), gp.asarray(b, device="cuda")
+    with gp.config.use(allow_tf32=tf32):
+        for _ in range(2):
+            out = poison(gp.empty((m, n), dtype=name, device="cuda"))
+            mm.matmul(ga, gb, out, tf32)
+            check(out.to_numpy(), reference(a, b, name), name, TF32_TOL if tf32 else None)
+    ready = mm._ready[mm._ready_key(ga, gb, out, tf32, mm._ptr(ga), mm._ptr(gb), mm._ptr(out))]
+    plan = ready.plan
+    assert not plan.pending
+    assert 0 <= plan.choice < len(plan.choices)
+    if len(plan.choices) > 1:
+        assert plan.trial_ms and all(t > 0 for t in plan.trial_ms.values())
