@@ -7,12 +7,13 @@ The parameter list is read from the source (or given as `param_types`), so argum
 checked and converted before anything is launched: GPUArrays become device pointers, Python
 and NumPy scalars become the parameter's C type. Keyword arguments map to parameter names.
 The grid comes from `grid=`, else from `size=`, a parameter named n/size/count/numel, or the
-largest array argument, with `block=` threads per block (256 by default).
+largest array argument, with `block=` threads per block (256 by default). A grid, block or
+`shared_mem=` over the device's or the kernel's limits raises ValueError before launch;
+more than 48 KB of dynamic shared memory is opted in to (up to the device's maximum).
 """
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -21,8 +22,9 @@ import numpy as np
 from pygpukit import GPUArray
 from pygpukit import _dtypes as dt
 
-from . import launcher
+from . import launch_limits, launcher
 from ._loader import CudaUnavailable, driver
+from .launch_limits import normalize_dims
 
 #: C scalar type -> struct code (native alignment)
 SCALAR_CODES = {
@@ -136,16 +138,18 @@ class JitKernel:
     ) -> None:
         bound = self._bind(args, kwargs)
         values, device_index, largest = self._convert(bound)
-        block_dims = _dims(block if block is not None else self.block, "block")
+        block_dims = normalize_dims(block if block is not None else self.block, "block")
         if grid is None:
-            count = size if size is not None else self._count(bound, largest)
-            grid_dims: tuple[int, ...] = (max(1, math.ceil(count / block_dims[0])),)
+            count = int(size) if size is not None else self._count(bound, largest)
+            grid_dims = (max(1, -(-count // block_dims[0])), 1, 1)
         else:
-            grid_dims = _dims(grid, "grid")
+            grid_dims = normalize_dims(grid, "grid")
         # no stream given: the current one (gp.cuda.Stream), as for every built-in kernel
         handle = None if stream is None else int(getattr(stream, "handle", stream))
         fn = self.compile(device_index)
-        fn.launch(grid_dims, block_dims, tuple(values), shared_mem, handle)
+        # over-limit configurations raise ValueError here; > 48 KB of shared memory opts in
+        launch_limits.prepare(fn, grid_dims, block_dims, shared_mem)
+        fn.launch(grid_dims, block_dims, tuple(values), int(shared_mem), handle)
 
     def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
         n = len(self.params)
@@ -202,13 +206,6 @@ class JitKernel:
 
 
 _MISSING = object()
-
-
-def _dims(value: Any, what: str) -> tuple[int, ...]:
-    dims = (value,) if isinstance(value, (int, np.integer)) else tuple(value)
-    if not 1 <= len(dims) <= 3 or any(int(d) < 1 for d in dims):
-        raise ValueError(f"{what} must be 1 to 3 positive sizes, got {value!r}")
-    return tuple(int(d) for d in dims)
 
 
 def _pointer(func: str, p: Param, v: Any) -> tuple[int, int | None]:
