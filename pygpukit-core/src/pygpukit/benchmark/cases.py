@@ -217,6 +217,13 @@ def elementwise(sizes: Sizes) -> list[Case]:
             lambda a: Expected(np.asarray(a).astype(_bf16()).astype(np.float64)), 0.0,
             Work("GB/s", (4 + 2) * n), note="exact: round to nearest even, as NumPy/ml_dtypes",
         ),
+        ArrayCase(
+            "elementwise", "astype", f"{size_label(n)} float32->float16", "copy",
+            [("normal", (n,))], ["float32"], lambda x: gp.astype(x, "float16"),
+            {"numpy": lambda xp, a: a.astype(xp.float16), "torch": lambda t, a: a.to(t.float16)},
+            lambda a: Expected(np.asarray(a).astype(np.float16).astype(np.float64)), 0.0,
+            Work("GB/s", (4 + 2) * n), note="exact: round to nearest even",
+        ),
     ]  # fmt: skip
     return cases
 
@@ -282,7 +289,46 @@ def reductions(sizes: Sizes) -> list[Case]:
                 Work("GB/s", 4 * (2 * cells + cols)), note="numpy/cupy: composed",
             ),
         ]  # fmt: skip
+        cases += half_row_ops(gp, rows, cols)
     return cases
+
+
+#: tolerance of the half-precision row ops (outputs rounded to the storage dtype)
+HALF_TOL = {"bfloat16": 1e-2, "float16": 2e-3}
+
+
+def half_row_ops(gp: Any, rows: int, cols: int) -> list[Case]:
+    """softmax, layernorm and rmsnorm with every array in bfloat16 or float16 (LLM
+    activations), checked against float64 on the stored inputs."""
+    shape, cells = (rows, cols), rows * cols
+    out: list[Case] = []
+    for d in ("bfloat16", "float16"):
+        label, tol = f"{rows}x{cols} {d}", HALF_TOL[d]
+        out += [
+            ArrayCase(
+                "reductions", "softmax", f"{label}, last axis", "softmax", [("normal", shape)],
+                [d], lambda x: gp.softmax(x, axis=-1),
+                {"numpy": _softmax, "torch": lambda t, x: t.softmax(x, dim=-1)},
+                lambda x: Expected(_softmax(np, *_f64(x))), tol, Work("GB/s", 2 * 2 * cells),
+            ),
+            ArrayCase(
+                "reductions", "layernorm", label, "layernorm",
+                [("normal", shape), ("normal", (cols,)), ("normal", (cols,))], [d] * 3,
+                lambda x, g, b: gp.layernorm(x, g, b, 1e-5),
+                {"numpy": _layernorm,
+                 "torch": lambda t, x, g, b: t.nn.functional.layer_norm(x, (cols,), g, b, 1e-5)},
+                lambda x, g, b: Expected(_layernorm(np, *_f64(x, g, b))), tol,
+                Work("GB/s", 2 * (2 * cells + 2 * cols)),
+            ),
+            ArrayCase(
+                "reductions", "rmsnorm", label, "rmsnorm", [("normal", shape), ("normal", (cols,))],
+                [d] * 2, lambda x, g: gp.rmsnorm(x, g, 1e-5),
+                {"numpy": _rmsnorm, "torch": _torch_rmsnorm},
+                lambda x, g: Expected(_rmsnorm(np, *_f64(x, g))), tol,
+                Work("GB/s", 2 * (2 * cells + cols)),
+            ),
+        ]  # fmt: skip
+    return out
 
 
 #: matmul modes: (label, storage dtype, allow_tf32, tolerance)
