@@ -32,7 +32,7 @@ def _group(n: int) -> tuple[int, int]:
     return 1024, 1024
 
 
-#: the vector path serves these row ops (0 turns it off; the device benchmark compares)
+#: the vector path serves these row ops (False turns it off: scripts/bench_bandwidth.py compares)
 VECTOR_ROWS = True
 
 
