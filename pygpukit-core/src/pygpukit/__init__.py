@@ -59,11 +59,20 @@ def jit(source: str, /, func: str, **options: Any) -> Any:
     return impl(source, func=func, **options)  # type: ignore[operator]
 
 
+#: names the CUDA plugin serves (a clearer error when it is not installed)
+_CUDA_NAMES = frozenset({"cuda", "ElementwiseKernel", "RawModule", "RawKernel"})
+
+
 def __getattr__(name: str) -> Any:
     """Plugin namespaces (``gp.llm``, ``gp.audio``) answer here once registered."""
     from ._plugins import registry
 
     namespace = registry().namespaces.get(name)
     if namespace is None:
+        if name in _CUDA_NAMES:
+            raise AttributeError(
+                f"pygpukit.{name} needs the CUDA backend: pip install pygpukit-cuda (and an "
+                "NVIDIA GPU with its driver); `python -m pygpukit doctor` says what is missing"
+            )
         raise AttributeError(f"module 'pygpukit' has no attribute {name!r}")
     return namespace

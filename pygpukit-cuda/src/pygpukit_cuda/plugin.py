@@ -1,4 +1,5 @@
-"""The `cuda` plugin's hooks: the device type, the kernel provider, `jit`, and diagnosis.
+"""The `cuda` plugin's hooks: the device type, the kernel provider, the user-kernel
+namespaces (`jit`, `ElementwiseKernel`, `RawModule`, `RawKernel`, `cuda`), and diagnosis.
 
 Loading this module touches no GPU: the driver is opened when the registry first asks the
 backend for its devices, NVRTC at the first compile.
@@ -13,8 +14,10 @@ from pygpukit import DeviceBackend, KernelProvider, hookimpl
 from . import diagnose
 from ._loader import get_nvrtc_path, is_cuda_available, is_nvrtc_available
 from .device import CudaBackend
+from .elementwise_kernel import ElementwiseKernel
 from .jit_kernel import jit
 from .provider import make_provider
+from .raw_module import RawModule, raw_kernel
 from .streams import namespace as cuda_namespace
 
 _backend = CudaBackend()
@@ -35,6 +38,9 @@ def pygpukit_register_kernels(register: Callable[[KernelProvider], None]) -> Non
 @hookimpl
 def pygpukit_register_namespaces(register: Callable[[str, object], None]) -> None:
     register("jit", jit)
+    register("ElementwiseKernel", ElementwiseKernel)
+    register("RawModule", RawModule)
+    register("RawKernel", raw_kernel)
     register("cuda", cuda_namespace)
 
 
