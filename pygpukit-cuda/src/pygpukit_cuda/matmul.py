@@ -96,7 +96,7 @@ _READY_MAX = 4096
 def _ready_key(x1: GPUArray, x2: GPUArray, out: GPUArray, allow_tf32: bool, a_ptr: int,
                b_ptr: int, c_ptr: int) -> tuple[Any, ...]:  # fmt: skip
     # the low 8 bits fix every alignment the plan promised cuBLASLt (it looks at most 256)
-    return (out.dtype, allow_tf32, x1.shape, x1.strides, x2.shape, x2.strides, out.shape,
+    return (out.dtype.name, allow_tf32, x1.shape, x1.strides, x2.shape, x2.strides, out.shape,
             out.strides, out.device.index, a_ptr & 255, b_ptr & 255, c_ptr & 255)  # fmt: skip
 
 
