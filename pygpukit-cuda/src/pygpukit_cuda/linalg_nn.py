@@ -1,7 +1,9 @@
 """The `cuda` provider's linear-algebra-backed nn kernels: sdpa_causal, rope_inplace,
 bias_add_inplace and linear_bias_gelu (conventions in ``pygpukit._ops.nn``).
 
-- ``sdpa_causal``: one 4-warp block per (batch, head, 16 queries); key/value tiles go
+- ``sdpa_causal``: float16/bfloat16 with head_dim 64 or 128 and aligned rows take the
+  tensor-core kernel of ``kernels/flash_source.py``; everything else this general one:
+  one 4-warp block per (batch, head, 16 queries); key/value tiles go
   through shared memory and each warp keeps an online softmax (running max and sum) for its
   4 queries, so the score matrix never reaches device memory. Float32 math for the half
   types and float32, float64 for float64; GQA by head index; any strides.
@@ -23,7 +25,7 @@ from pygpukit._ops.copying import astype
 
 from . import launcher
 from . import provider as _provider
-from .kernels import source
+from .kernels import flash_source, source
 from .kernels.ctypes_table import ctype, load_any
 from .kernels.ops import unary_expr
 from .kernels.preamble import PREAMBLE
@@ -232,7 +234,48 @@ def _batch_stride(x: GPUArray) -> int | None:
     return stride
 
 
+def _flash_strides(q: GPUArray, k: GPUArray, v: GPUArray, out: GPUArray) -> list[int] | None:
+    """The byte strides (batch, head, row per operand) when the tensor-core kernel serves
+    these operands: one half dtype, head_dim 64 or 128 for both q/k and v, unit element
+    stride along head_dim, 16-byte aligned addresses and strides; else None."""
+    d = q.shape[-1]
+    if out.dtype not in flash_source.DTYPES or d not in flash_source.HEAD_DIMS:
+        return None
+    if any(x.dtype is not out.dtype for x in (q, k, v)) or v.shape[-1] != d:
+        return None
+    strides: list[int] = []
+    for x in (q, k, v):
+        batch = _batch_stride(x)
+        if batch is None or x.strides[-1] != x.dtype.itemsize:
+            return None
+        st = [batch, x.strides[-3], x.strides[-2]]
+        if (_ptr(x) % 16) or any(s % 16 for s in st):
+            return None
+        strides += st
+    return strides
+
+
+def _sdpa_flash(q: GPUArray, k: GPUArray, v: GPUArray, out: GPUArray, scale: float,
+                strides: list[int]) -> None:  # fmt: skip
+    *_, hq, sq, d = q.shape
+    hkv, skv = k.shape[-3], k.shape[-2]
+    batch = math.prod(q.shape[:-3]) if q.ndim > 3 else 1
+    grid = (-(-sq // flash_source.BLOCK_Q), batch * hq, 1)
+    if grid[1] > 65535:
+        raise NotImplementedError("cuda sdpa_causal: batch * heads over 65535")
+    name, src = flash_source.flash_kernel(out.dtype, d)
+    fn = launcher.function(out.device.index, name, src, "@QQQQ" + "q" * 13 + "f")
+    fn.launch(grid, (flash_source.THREADS,),
+              (_ptr(q), _ptr(k), _ptr(v), _ptr(out), hq, hq // hkv, sq, skv, *strides,
+               float(scale) * math.log2(math.e)),
+              shared=flash_source.shared_bytes(d))  # fmt: skip
+
+
 def sdpa_causal(q: GPUArray, k: GPUArray, v: GPUArray, out: GPUArray, scale: float) -> None:
+    flash = _flash_strides(q, k, v, out)
+    if flash is not None:
+        _sdpa_flash(q, k, v, out, scale, flash)
+        return
     *_, hq, sq, d = q.shape
     hkv, skv, dv = k.shape[-3], k.shape[-2], v.shape[-1]
     if dv > SDPA_MAX_DV:

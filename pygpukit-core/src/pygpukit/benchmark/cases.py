@@ -16,7 +16,7 @@ import numpy as np
 from .results import Work
 
 #: families in the order they run
-FAMILIES = ("elementwise", "reductions", "matmul", "tiny", "compile", "transfer")
+FAMILIES = ("elementwise", "reductions", "matmul", "attention", "tiny", "compile", "transfer")
 
 
 @dataclass
@@ -36,13 +36,15 @@ class Sizes:
     calls: list[int]
     #: float32 element counts of the host<->device copies (2^18 = 1 MiB, 2^28 = 1 GiB)
     transfer: list[int] = field(default_factory=lambda: [2**18, 2**24, 2**28])
+    #: sequence lengths of the causal attention cases (16 heads, one batch)
+    seq: list[int] = field(default_factory=lambda: [2048])
 
     @classmethod
     def preset(cls, device_type: str, quick: bool) -> Sizes:
         if quick:
-            return cls([2**12, 2**16], [16], [4096], [64, 128], [500], [2**10, 2**16])
+            return cls([2**12, 2**16], [16], [4096], [64, 128], [500], [2**10, 2**16], [64])
         if device_type == "cpu":  # NumPy's float16 matmul has no BLAS: keep it small
-            return cls([2**20, 2**24], [1024], [4096], [256, 512], [5000], [2**18])
+            return cls([2**20, 2**24], [1024], [4096], [256, 512], [5000], [2**18], [256])
         return cls([2**20, 2**28], [8192], [4096], [1024, 4096, 8192], [5000])
 
     def override(self, spec: str) -> None:
@@ -369,6 +371,36 @@ def matmul(sizes: Sizes) -> list[Case]:
     return cases
 
 
+def _attention(xp: Any, q: Any, k: Any, v: Any) -> Any:
+    """Causal attention composed of matmul and softmax (what a NumPy or CuPy user writes)."""
+    sq, skv = q.shape[-2], k.shape[-2]
+    s = xp.matmul(q, xp.swapaxes(k, -1, -2)) * (1.0 / float(q.shape[-1]) ** 0.5)
+    hidden = xp.arange(skv)[None, :] > xp.arange(sq)[:, None] + (skv - sq)
+    return xp.matmul(_softmax(xp, xp.where(hidden, -xp.inf, s)), v)
+
+
+def _torch_attention(t: Any, q: Any, k: Any, v: Any) -> Any:
+    return t.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
+def attention(sizes: Sizes) -> list[Case]:
+    """Causal self-attention, one batch of 16 heads, head_dim 64 and 128 (bf16, fp16)."""
+    gp = _gp()
+    cases: list[Case] = []
+    for seq in sizes.seq:
+        for d in (64, 128):
+            for dtype, tol in (("bfloat16", 2e-2), ("float16", 5e-3)):
+                shape = (1, 16, seq, d)
+                cases.append(ArrayCase(
+                    "attention", "sdpa_causal", f"16 heads x {seq} x {d} {dtype}",
+                    "sdpa_causal", [("normal", shape)] * 3, [dtype] * 3, gp.sdpa_causal,
+                    {"numpy": _attention, "torch": _torch_attention},
+                    lambda q, k, v: Expected(_attention(np, *_f64(q, k, v))), tol,
+                    Work("TFLOP/s", 2.0 * 16 * seq * seq * d),  # two products, half masked
+                ))  # fmt: skip
+    return cases
+
+
 def tiny(sizes: Sizes) -> list[Case]:
     return [
         SpecialCase("tiny", "add", f"1 element float32, {calls} calls", "tiny", {"calls": calls})
@@ -404,6 +436,7 @@ BUILDERS: dict[str, Callable[[Sizes], list[Case]]] = {
     "elementwise": elementwise,
     "reductions": reductions,
     "matmul": matmul,
+    "attention": attention,
     "tiny": tiny,
     "compile": compile_family,
     "transfer": transfer,

@@ -48,7 +48,8 @@ def sdpa_causal(q: GPUArray, k: GPUArray, v: GPUArray, out: GPUArray, scale: flo
     group = hq // hkv
     # (*B, Hkv, G, Sq, D): the G query heads of a group share one key/value head
     qg = operand(q, out.dtype).reshape(*batch, hkv, group, sq, d)
-    kt = np.swapaxes(operand(k, out.dtype), -1, -2)[..., None, :, :]
+    # contiguous: NumPy takes its BLAS path for broadcast matmul only on such operands
+    kt = np.ascontiguousarray(np.swapaxes(operand(k, out.dtype), -1, -2))[..., None, :, :]
     vg = operand(v, out.dtype)[..., None, :, :]
     scores = np.matmul(qg, kt) * math_dtype(out.dtype).type(scale)
     # bottom-right aligned: query i sees keys j <= i + (Skv - Sq)
