@@ -99,6 +99,7 @@ class FakeAllocator:
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch) -> Any:
     def make(cost: list[float], workspace: list[int] | None = None) -> tuple[Any, FakeLt, Any]:
+        monkeypatch.setenv("PYGPUKIT_CUBLASLT_TRIAL", "1")
         lib = FakeLt(cost, workspace or [0] * len(cost))
         FakeEvent.lib = lib
         monkeypatch.setattr(streams, "Event", FakeEvent)
@@ -147,7 +148,7 @@ def test_trial_keeps_the_fastest_candidate_and_runs_once(fake: Any) -> None:
 
 
 def test_trial_keeps_the_heuristic_order_on_near_ties(fake: Any) -> None:
-    lt, _lib, _ = fake([1.0, 0.99])
+    lt, _lib, _ = fake([1.0, 0.97])
     plan = plan_of(lt, 4096)
     lt.run(0, plan, 1, 2, 3)
     assert plan.choice == 0
@@ -166,9 +167,14 @@ def test_trial_cost_is_bounded_for_slow_products(fake: Any) -> None:
     assert plan2.choice == 0
 
 
-def test_trial_can_be_switched_off(fake: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PYGPUKIT_CUBLASLT_TRIAL", "0")
+@pytest.mark.parametrize("setting", [None, "0"])
+def test_trial_is_off_unless_asked(fake: Any, monkeypatch: pytest.MonkeyPatch,
+                                   setting: str | None) -> None:  # fmt: skip
     lt, lib, _ = fake([1.0, 0.5])
+    if setting is None:
+        monkeypatch.delenv("PYGPUKIT_CUBLASLT_TRIAL")
+    else:
+        monkeypatch.setenv("PYGPUKIT_CUBLASLT_TRIAL", setting)
     plan = plan_of(lt, 4096)
     lt.run(0, plan, 1, 2, 3)
     assert not plan.trial_ms and len(lib.calls) == 1 and plan.choice == 0

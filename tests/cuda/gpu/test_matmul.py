@@ -264,6 +264,7 @@ def test_timed_trial_keeps_results_right(monkeypatch: pytest.MonkeyPatch, name: 
     """The trial runs the candidates into the output before the real product: the result
     is still the product, exact float32 stays exact, and the choice is remembered."""
     monkeypatch.setattr(cublaslt, "TRIAL_MIN_FLOPS", 0)
+    monkeypatch.setenv("PYGPUKIT_CUBLASLT_TRIAL", "1")
     rng = np.random.default_rng(10)
     m, k, n = 328, 456, 200  # a shape no other test plans, so its plan is made here
     a, b = draw(rng, (m, k), name), draw(rng, (k, n), name)
