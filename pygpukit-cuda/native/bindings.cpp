@@ -27,6 +27,41 @@ pgk::Dim3 dim3_of(const std::vector<unsigned>& v, const char* what) {
     return d;
 }
 
+// A launch's grid or block: a plain int (cheap to take) or a sequence of 1 to 3 sizes.
+pgk::Dim3 dims_of(py::handle h, const char* what) {
+    if (PyLong_Check(h.ptr())) {
+        pgk::Dim3 d;
+        d.x = h.cast<unsigned>();
+        return d;
+    }
+    return dim3_of(h.cast<std::vector<unsigned>>(), what);
+}
+
+// The packed kernel arguments: bytes directly, anything else through the buffer protocol.
+struct ArgBytes {
+    const void* ptr = nullptr;
+    size_t size = 0;
+    Py_buffer view{};
+    bool held = false;
+
+    explicit ArgBytes(py::handle h) {
+        if (PyBytes_Check(h.ptr())) {
+            ptr = PyBytes_AS_STRING(h.ptr());
+            size = static_cast<size_t>(PyBytes_GET_SIZE(h.ptr()));
+            return;
+        }
+        if (PyObject_GetBuffer(h.ptr(), &view, PyBUF_SIMPLE) != 0) throw py::error_already_set();
+        held = true;
+        ptr = view.buf;
+        size = static_cast<size_t>(view.len);
+    }
+    ~ArgBytes() {
+        if (held) PyBuffer_Release(&view);
+    }
+    ArgBytes(const ArgBytes&) = delete;
+    ArgBytes& operator=(const ArgBytes&) = delete;
+};
+
 uintptr_t handle(const void* p) { return reinterpret_cast<uintptr_t>(p); }
 
 }  // namespace
@@ -143,15 +178,14 @@ PYBIND11_MODULE(_native, m) {
              "(least, greatest): lower numbers are higher priorities")
         .def(
             "launch",
-            [](const Context& c, uintptr_t func, const std::vector<unsigned>& grid,
-               const std::vector<unsigned>& block, unsigned shared, uintptr_t stream,
-               const py::bytes& args) {
-                char* data = nullptr;
-                Py_ssize_t size = 0;
-                PyBytes_AsStringAndSize(args.ptr(), &data, &size);
-                pgk::launch(c, reinterpret_cast<CUfunction>(func), dim3_of(grid, "grid"),
-                            dim3_of(block, "block"), shared, reinterpret_cast<CUstream>(stream),
-                            data, static_cast<size_t>(size));
+            [](const Context& c, uintptr_t func, py::handle grid, py::handle block,
+               unsigned shared, uintptr_t stream, py::handle args) {
+                // grid/block: an int (1-D, the hot path) or 1 to 3 sizes; args: bytes or
+                // any contiguous buffer (bytearray) holding the packed parameters
+                ArgBytes data(args);
+                pgk::launch(c, reinterpret_cast<CUfunction>(func), dims_of(grid, "grid"),
+                            dims_of(block, "block"), shared, reinterpret_cast<CUstream>(stream),
+                            data.ptr, data.size);
             },
             py::arg("func"), py::arg("grid"), py::arg("block"), py::arg("shared"),
             py::arg("stream"), py::arg("args"))

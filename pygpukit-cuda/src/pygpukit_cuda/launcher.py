@@ -48,6 +48,16 @@ class Function:
             stream = streams.current_handle(self.device_index)
         self.context.launch(self.handle, grid, block, shared, stream, self.packer.pack(*args))
 
+    def launch_packed(
+        self, grid: int, block: int, args: bytes | bytearray, shared: int = 0,
+        stream: int | None = None,
+    ) -> None:  # fmt: skip
+        """Launch a 1-D grid with arguments already packed in this kernel's C layout (the
+        elementwise hot path: no tuples to convert, no packing here)."""
+        if stream is None:
+            stream = streams.current_handle(self.device_index)
+        self.context.launch(self.handle, grid, block, shared, stream, args)
+
     def __repr__(self) -> str:
         t = self.image.target
         return f"<Function {self.name} on cuda:{self.device_index} ({t.option[6:]})>"

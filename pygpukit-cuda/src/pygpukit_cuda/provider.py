@@ -8,7 +8,10 @@ op and compute dtype.
 
 from __future__ import annotations
 
+import functools
 import math
+import re
+import struct
 from collections.abc import Callable
 from typing import Any
 
@@ -81,36 +84,125 @@ def _grid(device_index: int, n: int) -> int:
 
 
 def run(spec: source.KernelSpec, out: GPUArray, inputs: list[Any]) -> None:
-    """Launch `spec` writing `out`, each input a GPUArray (broadcast to out) or a scalar."""
-    arrays = [out] + [x for x in inputs if isinstance(x, GPUArray)]
-    n, lay = layout(out.shape, [x.strides for x in arrays])
-    if n == 0:
-        return
-    ptrs = [out.buffer.ptr + out.offset]
-    codes, scalars = [], []
-    for x, as_dtype in zip(inputs, spec.inputs, strict=True):
+    """Launch `spec` writing `out`, each input a GPUArray (broadcast to out) or a scalar.
+
+    The hot path of every elementwise op: everything but the pointers and scalar values is
+    decided once per (kernel, shapes, strides, dtypes, scalar positions, alignment) and kept
+    as a `_Plan` (slot reads below rather than properties: this runs once per launch)."""
+    p = out._buffer.ptr + out._offset
+    ptrs = [p]
+    key: list[Any] = [id(spec), out._device.index, out._shape, out._strides, out._dtype.name]
+    for x in inputs:
         if isinstance(x, GPUArray):
-            ptrs.append(x.buffer.ptr + x.offset)
-            codes.append(ctype(x.dtype).code)
-            scalars.append(scalar_for(as_dtype, 0))
+            q = x._buffer.ptr + x._offset
+            p |= q
+            ptrs.append(q)
+            key.append(x._strides)
+            key.append(x._dtype.name)
         else:
             ptrs.append(0)
-            codes.append(0)
-            scalars.append(scalar_for(as_dtype, x))
+            key.append(None)
+    key.append(not p & 15)  # every array 16-byte aligned: the vector path may apply
+    plan = _plans.get(tuple(key))
+    if plan is None:
+        plan = _new_plan(tuple(key), spec, out, inputs, ptrs)
+    if plan.grid:
+        args = bytearray(plan.template)
+        plan.ptrs.pack_into(args, 0, *ptrs)
+        for k, offset, packer, convert in plan.scalars:
+            packer.pack_into(args, offset, convert(inputs[k]))
+        plan.fn.launch_packed(plan.grid, BLOCK, args)
+
+
+class _Plan:
+    """What a launch of one kernel on operands of given layouts needs besides pointers."""
+
+    __slots__ = ("fn", "grid", "ptrs", "scalars", "spec", "template")
+
+    def __init__(self, spec: source.KernelSpec, fn: Any, grid: int, template: bytes,
+                 ptrs: struct.Struct, scalars: list[tuple[int, int, struct.Struct, Any]]
+                 ) -> None:  # fmt: skip
+        self.spec = spec  # held so that id(spec) in the key stays this spec's
+        self.fn = fn
+        self.grid = grid  # 0: nothing to launch (an empty array)
+        #: the packed arguments with zero pointers and zero scalars
+        self.template = template
+        #: packs the pointer arguments at offset 0
+        self.ptrs = ptrs
+        #: (input index, byte offset, packer, value converter) of each scalar argument
+        self.scalars = scalars
+
+
+_plans: dict[tuple[Any, ...], _Plan] = {}
+_MAX_PLANS = 4096  # a program with endlessly new shapes starts over rather than grows
+
+
+def _new_plan(
+    key: tuple[Any, ...], spec: source.KernelSpec, out: GPUArray, inputs: list[Any],
+    ptrs: list[int],
+) -> _Plan:  # fmt: skip
+    """The slow path of `run`: layout, grid, vector flag and argument template."""
+    arrays = [out] + [x for x in inputs if isinstance(x, GPUArray)]
+    n, lay = layout(out.shape, [x.strides for x in arrays])
+    codes, scalars, zeros = [], [], []
+    for x, as_dtype in zip(inputs, spec.inputs, strict=True):
+        is_array = isinstance(x, GPUArray)
+        codes.append(ctype(x.dtype).code if is_array else 0)
+        zeros.append(scalar_for(as_dtype, 0))
     # Scalars have no strides: their layout rows stay zero, so shift array rows into place.
     if len(arrays) != len(inputs) + 1:
         lay = _spread(lay, [True] + [isinstance(x, GPUArray) for x in inputs])
-    index = out.device.index
-    fn = launcher.function(index, spec.name, spec.source, spec.arg_format)
+    fn = launcher.function(out.device.index, spec.name, spec.source, spec.arg_format)
     flag = _vector_path(n, lay, arrays, ptrs, spec.vec)
-    if flag is not None:
+    if n == 0:
+        grid = 0
+    elif flag is not None:
         # the kernel's vector path: one group of spec.vec elements per thread, 16-byte
         # loads and stores, 32-bit indices (ndim 0: one dimension, -2: rows)
         lay[1] = flag
         grid = -(-n // (BLOCK * spec.vec))
     else:
-        grid = _grid(index, n)
-    fn.launch((grid,), (BLOCK,), (*ptrs, *lay, *codes, *scalars))
+        grid = _grid(out.device.index, n)
+    nptr = len(inputs) + 1
+    template = struct.pack(spec.arg_format, *([0] * nptr), *lay, *codes, *zeros)
+    # the scalar arguments are the format's last items, one per input
+    items = _items(spec.arg_format)[-len(inputs) :]
+    for k, x in enumerate(inputs):
+        if not isinstance(x, GPUArray):
+            fmt, offset = items[k]
+            scalars.append((k, offset, _packer(fmt), _converter(spec.inputs[k])))
+    plan = _Plan(spec, fn, grid, template, _packer("@" + "Q" * nptr), scalars)
+    if len(_plans) >= _MAX_PLANS:
+        _plans.clear()
+    _plans[key] = plan
+    return plan
+
+
+@functools.cache
+def _items(fmt: str) -> list[tuple[str, int]]:
+    """(code, byte offset) of each item of a native-mode struct format ("@QQ8qi" ...)."""
+    codes = [c * int(n or 1) for n, c in re.findall(r"(\d*)([a-zA-Z?])", fmt)]
+    flat = "".join(codes)
+    return [
+        (c, struct.calcsize("@" + flat[: j + 1]) - struct.calcsize("@" + c))
+        for j, c in enumerate(flat)
+    ]
+
+
+@functools.cache
+def _packer(fmt: str) -> struct.Struct:
+    return struct.Struct(fmt if fmt[0] == "@" else "@" + fmt)
+
+
+@functools.cache
+def _converter(dtype: dt.DataType) -> Callable[[Any], Any]:
+    """`scalar_for(dtype, value)` as one callable (float and bool are the builtins)."""
+    fmt = ctype(dtype).scalar_fmt
+    if fmt in "fd":
+        return float
+    if fmt == "?":
+        return bool
+    return functools.partial(scalar_for, dtype)
 
 
 def _vector_path(

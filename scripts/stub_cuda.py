@@ -1,0 +1,129 @@
+"""A pretend GPU for measuring and testing the CUDA backend's host path on a machine
+without one: `install()` puts a stub driver module, context and compiler in place, so
+`gp.add(a, b)` on "cuda:0" runs every Python layer and records the launch instead of
+calling cuLaunchKernel. Device memory is the Rust pool over host memory.
+
+    python scripts/stub_cuda.py [--calls 20000]   # host us/call of tiny ops, no GPU needed
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+
+
+class StubContext:
+    """Stands in for the native Context: launches are recorded, memory is host memory."""
+
+    ordinal = 0
+
+    def __init__(self) -> None:
+        self.launches: list[tuple[Any, ...]] = []
+        self.record = False
+
+    def launch(self, func: Any, grid: Any, block: Any, shared: int, stream: int, args: Any) -> None:
+        if self.record:
+            self.launches.append((func, grid, block, shared, stream, bytes(args)))
+
+    def compute_capability(self) -> tuple[int, int]:
+        return (9, 0)
+
+    def attribute(self, attr: int) -> int:
+        return 132  # multiprocessors, as on an H100
+
+    def allocator_capsule(self) -> Any:
+        import _pygpukit_rust as rust
+
+        return rust.host_allocator_capsule()
+
+    def synchronize(self) -> None:
+        pass
+
+
+class StubModule:
+    def __init__(self, context: Any, data: bytes) -> None:
+        pass
+
+    def function(self, name: str) -> int:
+        return hash(name) & 0xFFFF
+
+
+def install() -> StubContext:
+    """Make pygpukit_cuda see one stub GPU; returns its context (set .record to capture)."""
+    from pygpukit_cuda import _loader, compiler, device, launcher
+
+    ctx = StubContext()
+    stub = SimpleNamespace(
+        ATTR_MULTIPROCESSOR_COUNT=16, Module=StubModule, driver_version=lambda: 13000,
+        device_count=lambda: 1,
+    )  # fmt: skip
+    _loader.driver = lambda: stub  # type: ignore[assignment]
+    _loader.device_count = lambda: 1  # type: ignore[assignment]
+    device._contexts[0] = ctx
+    device._allocators.pop(0, None)
+    launcher._loaded.clear()
+
+    def compile_source(source: str, name: str, target: Any, options: Any = ()) -> Any:
+        return compiler.Image(b"", target, from_cache=True)
+
+    compiler.compile_source = compile_source  # type: ignore[assignment]
+    # contents are not modelled: uploads and downloads do nothing
+    device.CudaBackend.upload = lambda self, buffer, offset, host: None  # type: ignore
+    device.CudaBackend.download = lambda self, buffer, offset, out: None  # type: ignore
+    import pygpukit.config as config
+
+    config.reload()  # the dispatch cache and the default device are per settings snapshot
+    return ctx
+
+
+def per_call_us(fn: Callable[[], object], calls: int) -> float:
+    for _ in range(200):
+        fn()
+    best = float("inf")
+    for _ in range(5):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        best = min(best, (time.perf_counter() - t0) / calls * 1e6)
+    return best
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--calls", type=int, default=20000)
+    ap.add_argument("--profile", action="store_true")
+    args = ap.parse_args()
+    install()
+    import pygpukit as gp
+
+    a = gp.asarray(np.ones(1, np.float32), device="cuda:0")
+    b = gp.asarray(np.ones(1, np.float32), device="cuda:0")
+    cases: dict[str, Callable[[], object]] = {
+        "gp.add(a, b)": lambda: gp.add(a, b),
+        "a + b": lambda: a + b,
+        "a + 1.0": lambda: a + 1.0,
+        "2 * a": lambda: 2 * a,
+        "gp.exp(a)": lambda: gp.exp(a),
+        "a[::1] + b": lambda: a[::1] + b,
+    }
+    for name, fn in cases.items():
+        print(f"{name:<14} {per_call_us(fn, args.calls):7.2f} us (host only, stub launch)")
+    if args.profile:
+        import cProfile
+        import pstats
+
+        prof = cProfile.Profile()
+        prof.enable()
+        for _ in range(args.calls):
+            a + b
+        prof.disable()
+        pstats.Stats(prof).sort_stats("tottime").print_stats(30)
+
+
+if __name__ == "__main__":
+    main()
