@@ -23,7 +23,7 @@ from pygpukit import GPUArray
 from pygpukit import _dtypes as dt
 
 from . import launch_limits, launcher
-from ._loader import CudaUnavailable, driver
+from .device_choice import require_gpu
 from .launch_limits import normalize_dims
 
 #: C scalar type -> struct code (native alignment)
@@ -275,16 +275,6 @@ def jit(
     if not isinstance(source, str) or not isinstance(func, str):
         raise TypeError("jit(source, func=...) wants the CUDA C source and the kernel's name")
     kernel = JitKernel(source, func, tuple(options), param_types, block)
-    try:
-        count = driver().device_count()
-    except CudaUnavailable as exc:
-        raise CudaUnavailable(f"gp.jit needs a CUDA GPU: {exc}") from None
-    if count == 0:
-        raise CudaUnavailable("gp.jit needs a CUDA GPU: the driver sees none")
-    index = 0
-    if device is not None:
-        from pygpukit import Device
-
-        index = Device.parse(device).index
+    index = require_gpu("gp.jit", device)
     kernel.compile(index)
     return kernel
