@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from pygpukit import Device, DeviceBackend
 
-from . import _loader, cublaslt, interop, streams
+from . import _loader, cublaslt, interop, streams, transfers
 from .allocator import CachingAllocator, RustPoolAllocator, make_device_allocator
 
 _contexts: dict[int, Any] = {}
@@ -67,24 +67,13 @@ class CudaBackend(DeviceBackend):
         # on a non-default stream the block is tied to it (see streams: stream-ordered frees)
         return streams.track(allocator(device.index).allocate(nbytes))
 
-    # Transfers go to the current stream; a download waits for that stream only.
+    # Transfers go to the current stream through the Rust copier (transfers.py); a
+    # download waits for that stream only.
     def upload(self, buffer: Any, offset: int, host: np.ndarray) -> None:
-        if host.nbytes:
-            stream = streams.current_handle(buffer.context.ordinal)
-            if stream:
-                streams.upload(buffer.context, buffer.ptr + offset, host.ctypes.data,
-                               host.nbytes, stream)  # fmt: skip
-            else:
-                buffer.context.upload(buffer.ptr + offset, host.ctypes.data, host.nbytes)
+        transfers.upload(buffer, offset, host)
 
     def download(self, buffer: Any, offset: int, out: np.ndarray) -> None:
-        if out.nbytes:
-            stream = streams.current_handle(buffer.context.ordinal)
-            if stream:
-                streams.download(buffer.context, out.ctypes.data, buffer.ptr + offset,
-                                 out.nbytes, stream)  # fmt: skip
-            else:
-                buffer.context.download(out.ctypes.data, buffer.ptr + offset, out.nbytes)
+        transfers.download(buffer, offset, out)
 
     # Zero-copy interchange (GPUArray.__dlpack__, __cuda_array_interface__, from_dlpack).
     dlpack = staticmethod(interop.dlpack)

@@ -1,6 +1,7 @@
 //! The `_pygpukit_rust` extension module: thin PyO3 wrappers over `pygpukit-runtime`.
 use pyo3::prelude::*;
 
+mod copier;
 mod dispatch;
 mod memory;
 mod scheduler;

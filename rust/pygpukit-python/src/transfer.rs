@@ -209,5 +209,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyTransferEngine>()?;
     m.add_class::<PyTransferHandle>()?;
     m.add("TransferError", m.py().get_type::<TransferError>())?;
+    crate::copier::register(m)?;
     Ok(())
 }

@@ -1,0 +1,152 @@
+//! Python binding of the runtime's `StreamCopier`: stream-ordered host<->device copies
+//! through pooled pinned staging (what the CUDA backend's upload and download call).
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use pygpukit_runtime::transfer::{CopyError, CopyTuning, StreamCopier};
+
+use crate::memory::{non_negative, pool_err, PyBlock, PyMemoryPool, RawBuffer};
+use crate::transfer::TransferError;
+
+/// A device call failed: `TransferError` with `.call` (the table slot) and `.code` (the
+/// device's error number) so the backend can name the driver call and its error.
+fn copy_err(py: Python<'_>, e: CopyError) -> PyErr {
+    match e {
+        CopyError::Pool(p) => pool_err(p),
+        CopyError::Device { call, code } => {
+            let err = TransferError::new_err(format!("{call} failed with device error {code}"));
+            let v = err.value(py);
+            // Attributes on a fresh exception instance cannot fail.
+            let _ = v.setattr("call", call);
+            let _ = v.setattr("code", code);
+            err
+        }
+    }
+}
+
+fn positive(v: Option<i64>, default: usize, what: &str) -> PyResult<usize> {
+    match v {
+        None => Ok(default),
+        Some(n) if n > 0 => Ok(n as usize),
+        Some(n) => Err(PyValueError::new_err(format!("{what} must be > 0, got {n}"))),
+    }
+}
+
+/// Copies between host buffers and a pool's blocks, enqueued on a CUDA stream (an int
+/// handle, 0 = the legacy default stream). Large copies go in chunks through pinned staging
+/// with two buffers per host thread, so memcpy and DMA overlap; small ones go direct.
+/// `upload` returns once the host buffer has been read; `download` once `out` is filled,
+/// having waited only for that stream. The GIL is released while copying.
+#[pyclass(name = "StreamCopier", module = "_pygpukit_rust", frozen)]
+pub struct PyStreamCopier {
+    inner: StreamCopier,
+}
+
+#[pymethods]
+impl PyStreamCopier {
+    #[new]
+    #[pyo3(signature = (pool, *, direct_below=None, chunk_min=None, chunk_max=None, threads=None))]
+    fn new(
+        pool: &PyMemoryPool,
+        direct_below: Option<i64>,
+        chunk_min: Option<i64>,
+        chunk_max: Option<i64>,
+        threads: Option<i64>,
+    ) -> PyResult<Self> {
+        let d = CopyTuning::default();
+        let direct_below = match direct_below {
+            Some(n) => non_negative(n, "direct_below")? as usize,
+            None => d.direct_below,
+        };
+        let tuning = CopyTuning {
+            direct_below,
+            chunk_min: positive(chunk_min, d.chunk_min, "chunk_min")?,
+            chunk_max: positive(chunk_max, d.chunk_max, "chunk_max")?,
+            threads: positive(threads, d.threads, "threads")?.min(64),
+        };
+        let inner = StreamCopier::new(pool.inner.clone(), tuning).map_err(PyValueError::new_err)?;
+        Ok(PyStreamCopier { inner })
+    }
+
+    /// Copy the bytes of `data` (C-contiguous buffer) into `block` at `offset` on `stream`.
+    #[pyo3(signature = (block, offset, data, stream=0))]
+    fn upload(&self, py: Python<'_>, block: &PyBlock, offset: i64, data: &Bound<'_, PyAny>, stream: u64) -> PyResult<()> {
+        let offset = non_negative(offset, "offset")?;
+        let buf = RawBuffer::get(data, false)?;
+        let (copier, block, src) = (&self.inner, &*block.inner, buf.as_slice());
+        py.detach(|| copier.upload(block, offset, src, stream)).map_err(|e| copy_err(py, e))
+    }
+
+    /// Fill the writable C-contiguous buffer `out` from `block` at `offset`, after the work
+    /// queued on `stream` before this call.
+    #[pyo3(signature = (block, offset, out, stream=0))]
+    fn download(&self, py: Python<'_>, block: &PyBlock, offset: i64, out: &Bound<'_, PyAny>, stream: u64) -> PyResult<()> {
+        let offset = non_negative(offset, "offset")?;
+        let buf = RawBuffer::get(out, true)?;
+        // SAFETY: exported writable; the export lasts until `buf` drops, after the copy.
+        let dst = unsafe { buf.as_mut_slice() };
+        let (copier, block) = (&self.inner, &*block.inner);
+        py.detach(|| copier.download(block, offset, dst, stream)).map_err(|e| copy_err(py, e))
+    }
+
+    /// Release the staging of uploads whose copies finished; how many are still in flight.
+    fn reap(&self) -> usize {
+        self.inner.reap()
+    }
+
+    /// Wait for the uploads still in flight (their events only) and release their staging.
+    fn synchronize(&self, py: Python<'_>) -> PyResult<()> {
+        let copier = &self.inner;
+        py.detach(|| copier.synchronize()).map_err(|e| copy_err(py, e))
+    }
+
+    /// `synchronize`, then free the cached pinned staging; returns the bytes freed.
+    fn trim(&self, py: Python<'_>) -> u64 {
+        let copier = &self.inner;
+        py.detach(|| copier.trim())
+    }
+
+    #[getter]
+    fn pool(&self) -> PyMemoryPool {
+        PyMemoryPool { inner: self.inner.pool().clone() }
+    }
+
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.inner.stats();
+        let t = self.inner.tuning();
+        let d = PyDict::new(py);
+        d.set_item("uploads", s.uploads)?;
+        d.set_item("downloads", s.downloads)?;
+        d.set_item("bytes_to_device", s.bytes_to_device)?;
+        d.set_item("bytes_to_host", s.bytes_to_host)?;
+        d.set_item("direct_copies", s.direct_copies)?;
+        d.set_item("staged_chunks", s.staged_chunks)?;
+        d.set_item("inflight", s.inflight)?;
+        d.set_item("pinned_staging", s.pinned_staging)?;
+        d.set_item("staging_allocs", s.staging.allocs)?;
+        d.set_item("staging_reuses", s.staging.reuses)?;
+        d.set_item("staging_cached_bytes", s.staging.cached_bytes)?;
+        d.set_item("direct_below", t.direct_below)?;
+        d.set_item("chunk_min", t.chunk_min)?;
+        d.set_item("chunk_max", t.chunk_max)?;
+        d.set_item("threads", t.threads)?;
+        Ok(d)
+    }
+
+    fn __repr__(&self) -> String {
+        let t = self.inner.tuning();
+        format!(
+            "StreamCopier(device={:?}, direct_below={}, chunk_max={}, threads={})",
+            self.inner.pool().device(),
+            t.direct_below,
+            t.chunk_max,
+            t.threads
+        )
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyStreamCopier>()
+}
