@@ -13,7 +13,6 @@ import time
 from collections.abc import Callable
 
 import numpy as np
-
 import pygpukit as gp
 
 

@@ -49,7 +49,11 @@ class GPUArray:
     @classmethod
     def empty(cls, shape: tuple[int, ...], dtype: DataType, device: Device) -> GPUArray:
         """A new contiguous array with uninitialised contents."""
-        nbytes = dtype.itemsize
+        size = dtype.itemsize
+        if len(shape) == 1:  # the common case, without the general strides loop
+            buffer = backend_of(device).allocate(device, size * shape[0])
+            return cls(buffer, shape, dtype, device, (size,))
+        nbytes = size
         for n in shape:
             nbytes *= n
         buffer = backend_of(device).allocate(device, nbytes)

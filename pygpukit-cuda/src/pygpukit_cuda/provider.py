@@ -266,12 +266,18 @@ def fill(out: GPUArray, value: bool | int | float) -> None:
 def _unary(op: str) -> Callable[..., None]:
     rule = UNARY[op][0]
     cases = set(source.unary_cases(op))
+    # (input dtype name, output dtype name, approximate) -> kernel: one dict lookup per call
+    specs: dict[tuple[str, str, str], source.KernelSpec] = {}
 
     def kernel(x: GPUArray, out: GPUArray, approximate: str = "none") -> None:
-        compute = x.dtype if rule in ("to_bool", "logical", "bitwise") else out.dtype
-        if (compute, out.dtype) not in cases:
-            raise TypeError(f"the cuda backend has no {op} kernel for {x.dtype.name}")
-        run(source.unary_kernel(op, compute, out.dtype, approximate), out, [x])
+        spec = specs.get((x._dtype.name, out._dtype.name, approximate))
+        if spec is None:
+            compute = x.dtype if rule in ("to_bool", "logical", "bitwise") else out.dtype
+            if (compute, out.dtype) not in cases:
+                raise TypeError(f"the cuda backend has no {op} kernel for {x.dtype.name}")
+            spec = source.unary_kernel(op, compute, out.dtype, approximate)
+            specs[(x.dtype.name, out.dtype.name, approximate)] = spec
+        run(spec, out, [x])
 
     kernel.__name__ = f"cuda_{op}"
     return kernel
@@ -279,11 +285,17 @@ def _unary(op: str) -> Callable[..., None]:
 
 def _binary(op: str) -> Callable[..., None]:
     cases = set(source.binary_cases(op))
+    specs: dict[tuple[str, str], source.KernelSpec] = {}  # (compute, out) names -> kernel
 
     def kernel(x1: Any, x2: Any, out: GPUArray, compute: dt.DataType) -> None:
-        if (compute, out.dtype) not in cases:
-            raise TypeError(f"the cuda backend has no {op} kernel for {compute.name}")
-        run(source.binary_kernel(op, compute, out.dtype), out, [x1, x2])
+        spec = specs.get((compute.name, out._dtype.name))
+        if spec is None:
+            if (compute, out.dtype) not in cases:
+                raise TypeError(f"the cuda backend has no {op} kernel for {compute.name}")
+            spec = specs[(compute.name, out.dtype.name)] = source.binary_kernel(
+                op, compute, out.dtype
+            )
+        run(spec, out, [x1, x2])
 
     kernel.__name__ = f"cuda_{op}"
     return kernel

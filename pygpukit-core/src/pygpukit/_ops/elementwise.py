@@ -15,11 +15,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+from _pygpukit_rust import current_task_id
+
 from .. import _dtypes as dt
+from .. import config
 from .._array import GPUArray
-from .._promotion import promote_types, result_type_with_scalar
+from .._dispatch import kernel_for
+from .._promotion import check_int_fits, promote_types, result_type_with_scalar
 from .._views import broadcast_shapes
-from ._core import device_of, dtypes_of, empty, kernel_on, scalar_or_array
+from ._core import _gated, device_of, dtypes_of, empty, kernel_on, scalar_or_array
 
 # op name -> (rule, summary). Rules say which inputs are accepted and the output dtype.
 UNARY: dict[str, tuple[str, str]] = {
@@ -150,38 +155,74 @@ def binary_dtypes(op: str, x1: Any, x2: Any) -> tuple[dt.DataType, dt.DataType]:
 
 
 def apply_unary(op: str, x: Any, backend: str | None = None, **params: Any) -> GPUArray:
-    if not isinstance(x, GPUArray):
+    if type(x) is not GPUArray and not isinstance(x, GPUArray):
         raise TypeError(f"{op} wants a GPUArray, got {type(x).__name__}")
-    out_dtype = unary_out_dtype(op, x.dtype)
-    fn = kernel_on(op, x.device, (x.dtype,), backend)
-    out = empty(x.shape, out_dtype, x.device)
+    device = x._device
+    # (kernel, output dtype) decided once per settings snapshot (the tiny-op hot path)
+    cache = config.current().dispatch_cache
+    key = ("unary", op, x._dtype.name, device.type, backend)
+    hit = cache.get(key)
+    if hit is None:
+        out_dtype = unary_out_dtype(op, x._dtype)
+        hit = cache[key] = (kernel_for(op, device, (x._dtype,), backend).fn, out_dtype)
+    fn = hit[0] if current_task_id() is None else _gated(hit[0])
+    out = GPUArray.empty(x._shape, hit[1], device)
     fn(x, out, **params)
     return out
 
 
-# (op, dtype) -> (compute, out dtype) for two arrays of one dtype: the common case, decided once
-_SAME_DTYPE_RULES: dict[tuple[str, dt.DataType], tuple[dt.DataType, dt.DataType]] = {}
+# Python scalar types that take the fast path as they are (NumPy scalars go the long way)
+_SCALAR_TYPES = (float, int, bool)
+
+
+def _fast_binary(op: str, x1: Any, x2: Any, x: GPUArray, backend: str | None) -> GPUArray:
+    """x1 op x2 where `x` (one of them) is an array and the other is an array of the same
+    shape, dtype and device or a Python scalar: no broadcasting, no views.
+
+    The dtype rule and the kernel are decided once per settings snapshot and operand types;
+    a Python int against an integer array is still range-checked on every call."""
+    other = x2 if x is x1 else x1
+    scalar_type = type(other) if type(other) is not GPUArray else None
+    device = x._device
+    cache = config.current().dispatch_cache
+    key = ("binary", op, x._dtype.name, scalar_type, device.type, backend)
+    hit = cache.get(key)
+    if hit is None:
+        compute, out_dtype = binary_dtypes(op, x1, x2)
+        dtypes = (x._dtype,) if scalar_type else (x._dtype, x._dtype)
+        fn = kernel_for(op, device, dtypes, backend).fn
+        bounds = None
+        if scalar_type is int and x._dtype.is_integer:
+            info = np.iinfo(x._dtype.to_numpy_dtype())
+            bounds = (int(info.min), int(info.max))
+        hit = cache[key] = (fn, compute, out_dtype, bounds)
+    else:
+        bounds = hit[3]
+        if bounds is not None and not bounds[0] <= other <= bounds[1]:
+            check_int_fits(other, x._dtype)  # raises OverflowError naming the range
+    fn = hit[0] if current_task_id() is None else _gated(hit[0])
+    out = GPUArray.empty(x._shape, hit[2], device)
+    fn(x1, x2, out, hit[1])
+    return out
 
 
 def apply_binary(
     op: str, x1: Any, x2: Any, backend: str | None = None, out: GPUArray | None = None
 ) -> GPUArray:
-    if (
-        out is None
-        and type(x1) is GPUArray
-        and type(x2) is GPUArray
-        and x1._dtype is x2._dtype
-        and x1._shape == x2._shape
-        and x1._device == x2._device
-    ):
-        # Fast path: same shape, dtype and device need no broadcasting views or promotion.
-        rule = _SAME_DTYPE_RULES.get((op, x1._dtype))
-        if rule is None:
-            rule = _SAME_DTYPE_RULES[(op, x1._dtype)] = binary_dtypes(op, x1, x2)
-        fn = kernel_on(op, x1._device, (x1._dtype, x1._dtype), backend)
-        result = empty(x1._shape, rule[1], x1._device)
-        fn(x1, x2, result, rule[0])
-        return result
+    if out is None:
+        t1, t2 = type(x1), type(x2)
+        if t1 is GPUArray:
+            if t2 is GPUArray:
+                if (
+                    x1._dtype is x2._dtype
+                    and x1._shape == x2._shape
+                    and (x1._device is x2._device or x1._device == x2._device)
+                ):
+                    return _fast_binary(op, x1, x2, x1, backend)
+            elif t2 in _SCALAR_TYPES:
+                return _fast_binary(op, x1, x2, x1, backend)
+        elif t2 is GPUArray and t1 in _SCALAR_TYPES:
+            return _fast_binary(op, x1, x2, x2, backend)
     a = scalar_or_array(x1, "x1")
     b = scalar_or_array(x2, "x2")
     device = device_of(a, b)
