@@ -7,9 +7,12 @@ earlier one, with no cross-stream event: the order CuPy and PyTorch users expect
 buffers per host thread, so the memcpy of one chunk overlaps the DMA of the previous one.
 `upload` returns once the host array has been read (the last DMAs may still run);
 `download` returns once `out` holds the data, having waited for that stream only: nothing
-here synchronizes the whole device. Copies below `PYGPUKIT_TRANSFER_DIRECT_BYTES` (64 KiB)
-skip staging. Buffers that are not blocks of the Rust pool (the Python caching allocator,
-foreign DLPack memory) take the driver's async copies from pageable memory instead.
+here synchronizes the whole device. Uploads below 2 MiB skip staging (the driver's
+pageable path was as fast up to 1 MiB on the H100); downloads are staged at every size
+(`PYGPUKIT_TRANSFER_DIRECT_BYTES` sets one threshold for both, `..._THREADS` the most host
+threads per copy, `..._CHUNK_BYTES` the largest chunk). Buffers that are not blocks of
+the Rust pool (the Python caching allocator, foreign DLPack memory) take the driver's
+async copies from pageable memory instead.
 """
 
 from __future__ import annotations

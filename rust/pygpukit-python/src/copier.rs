@@ -46,25 +46,35 @@ pub struct PyStreamCopier {
 
 #[pymethods]
 impl PyStreamCopier {
+    /// `direct_below` sets both directions' thresholds (the `h2d_`/`d2h_` ones win).
     #[new]
-    #[pyo3(signature = (pool, *, direct_below=None, chunk_min=None, chunk_max=None, threads=None))]
+    #[pyo3(signature = (pool, *, direct_below=None, h2d_direct_below=None, d2h_direct_below=None,
+                        chunk_min=None, chunk_max=None, threads=None, bytes_per_thread=None))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         pool: &PyMemoryPool,
         direct_below: Option<i64>,
+        h2d_direct_below: Option<i64>,
+        d2h_direct_below: Option<i64>,
         chunk_min: Option<i64>,
         chunk_max: Option<i64>,
         threads: Option<i64>,
+        bytes_per_thread: Option<i64>,
     ) -> PyResult<Self> {
         let d = CopyTuning::default();
-        let direct_below = match direct_below {
-            Some(n) => non_negative(n, "direct_below")? as usize,
-            None => d.direct_below,
+        let bytes = |v: Option<i64>, default: usize, what: &str| -> PyResult<usize> {
+            match v.or(direct_below) {
+                Some(n) => Ok(non_negative(n, what)? as usize),
+                None => Ok(default),
+            }
         };
         let tuning = CopyTuning {
-            direct_below,
+            h2d_direct_below: bytes(h2d_direct_below, d.h2d_direct_below, "h2d_direct_below")?,
+            d2h_direct_below: bytes(d2h_direct_below, d.d2h_direct_below, "d2h_direct_below")?,
             chunk_min: positive(chunk_min, d.chunk_min, "chunk_min")?,
             chunk_max: positive(chunk_max, d.chunk_max, "chunk_max")?,
             threads: positive(threads, d.threads, "threads")?.min(64),
+            bytes_per_thread: positive(bytes_per_thread, d.bytes_per_thread, "bytes_per_thread")?,
         };
         let inner = StreamCopier::new(pool.inner.clone(), tuning).map_err(PyValueError::new_err)?;
         Ok(PyStreamCopier { inner })
@@ -128,7 +138,9 @@ impl PyStreamCopier {
         d.set_item("staging_allocs", s.staging.allocs)?;
         d.set_item("staging_reuses", s.staging.reuses)?;
         d.set_item("staging_cached_bytes", s.staging.cached_bytes)?;
-        d.set_item("direct_below", t.direct_below)?;
+        d.set_item("h2d_direct_below", t.h2d_direct_below)?;
+        d.set_item("d2h_direct_below", t.d2h_direct_below)?;
+        d.set_item("bytes_per_thread", t.bytes_per_thread)?;
         d.set_item("chunk_min", t.chunk_min)?;
         d.set_item("chunk_max", t.chunk_max)?;
         d.set_item("threads", t.threads)?;
@@ -138,9 +150,10 @@ impl PyStreamCopier {
     fn __repr__(&self) -> String {
         let t = self.inner.tuning();
         format!(
-            "StreamCopier(device={:?}, direct_below={}, chunk_max={}, threads={})",
+            "StreamCopier(device={:?}, h2d_direct_below={}, d2h_direct_below={}, chunk_max={}, threads={})",
             self.inner.pool().device(),
-            t.direct_below,
+            t.h2d_direct_below,
+            t.d2h_direct_below,
             t.chunk_max,
             t.threads
         )

@@ -98,7 +98,7 @@ fn fake_pool(device: &FakeDevice) -> Arc<MemoryPool> {
 
 /// Small chunks and three threads, so even small copies take many pipelined chunks.
 fn tuning() -> CopyTuning {
-    CopyTuning { direct_below: 1000, chunk_min: 4096, chunk_max: 64 << 10, threads: 3 }
+    CopyTuning { h2d_direct_below: 1000, d2h_direct_below: 1000, chunk_min: 4096, chunk_max: 64 << 10, threads: 3, bytes_per_thread: 1 }
 }
 
 fn data(n: usize, seed: usize) -> Vec<u8> {
@@ -193,4 +193,26 @@ fn a_table_without_the_async_slot_is_refused() {
     let pool = MemoryPool::for_host(PoolConfig::default());
     let err = StreamCopier::new(pool, CopyTuning::default()).err().unwrap();
     assert!(err.contains("no async copy functions"), "{err}");
+}
+
+#[test]
+fn default_tuning_sends_small_uploads_direct_and_stages_downloads() {
+    let device = FakeDevice::default();
+    let pool = fake_pool(&device);
+    let copier = StreamCopier::new(pool.clone(), CopyTuning::default()).unwrap();
+    let block = pool.allocate(8 << 20).unwrap();
+    let src = data(1 << 20, 3);
+    copier.upload(&block, 0, &src, 0).unwrap();
+    assert_eq!(copier.stats().direct_copies, 1, "1 MiB uploads go direct");
+    let mut out = vec![0u8; 1 << 20];
+    copier.download(&block, 0, &mut out, 0).unwrap();
+    assert!(out == src);
+    let big = data(8 << 20, 4);
+    copier.upload(&block, 0, &big, 0).unwrap();
+    let mut out = vec![0u8; 8 << 20];
+    copier.download(&block, 0, &mut out, 0).unwrap();
+    assert!(out == big);
+    let s = copier.stats();
+    assert_eq!(s.direct_copies, 1, "downloads and 8 MiB uploads are staged: {s:?}");
+    assert!(s.staged_chunks >= 16 + 16, "{s:?}");
 }
