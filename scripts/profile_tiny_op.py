@@ -30,6 +30,29 @@ def per_call_us(fn: Callable[[], object], calls: int, sync: Callable[[], None]) 
     return best
 
 
+def split(a: gp.GPUArray, b: gp.GPUArray, calls: int, sync: Callable[[], None]) -> None:
+    """Where `a + b`'s time goes: the native launch alone (packed arguments reused), and
+    everything but it (the launch replaced by a no-op)."""
+    from pygpukit_cuda import launcher, provider
+
+    c = a + b
+    plan = next(p for p in provider._plans.values() if "add" in p.spec.name)
+    packed = bytearray(plan.template)
+    plan.ptrs.pack_into(packed, 0, c.buffer.ptr, a.buffer.ptr, b.buffer.ptr)
+    fn = plan.fn
+    ctx, handle = fn.context, fn.handle
+    us = per_call_us(lambda: ctx.launch(handle, plan.grid, provider.BLOCK, 0, 0, packed), calls,
+                     sync)  # fmt: skip
+    print(f"{'native launch':<18} {us:7.2f} us (Context.launch, arguments packed once)")
+    real = launcher.Function.launch_packed
+    launcher.Function.launch_packed = lambda *args, **kw: None  # type: ignore[method-assign]
+    try:
+        us = per_call_us(lambda: a + b, calls, sync)
+    finally:
+        launcher.Function.launch_packed = real  # type: ignore[method-assign]
+    print(f"{'a + b, no launch':<18} {us:7.2f} us (every Python layer, the launch a no-op)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default="cuda")
@@ -49,14 +72,22 @@ def main() -> None:
     }
     for name, fn in cases.items():
         print(f"{name:<18} {per_call_us(fn, args.calls, sync):7.2f} us")
+    if args.device.startswith("cuda"):
+        split(a, b, args.calls, sync)
     try:
         import torch
 
         if args.device.startswith("cuda") and torch.cuda.is_available():
             ta = torch.ones(1, device="cuda")
             tb = torch.ones(1, device="cuda")
-            us = per_call_us(lambda: ta + tb, args.calls, torch.cuda.synchronize)
-            print(f"{'torch a + b':<18} {us:7.2f} us")
+            peers: dict[str, Callable[[], object]] = {
+                "torch a + b": lambda: ta + tb,
+                "torch a + 1.0": lambda: ta + 1.0,
+                "torch exp(a)": lambda: torch.exp(ta),
+                "torch empty(1)": lambda: torch.empty(1, device="cuda"),
+            }
+            for name, fn in peers.items():
+                print(f"{name:<18} {per_call_us(fn, args.calls, torch.cuda.synchronize):7.2f} us")
     except ImportError:
         pass
     prof = cProfile.Profile()
