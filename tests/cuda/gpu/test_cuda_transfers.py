@@ -145,16 +145,19 @@ def test_download_after_kernels_on_a_stream() -> None:
 
 def test_a_download_waits_for_its_stream_only() -> None:
     s1, s2 = gp.cuda.Stream(non_blocking=True), gp.cuda.Stream(non_blocking=True)
+    h = random_host(1 << 22, np.float32, seed=9)
     with s2:
         small = gp.asarray(random_host(1000, np.float32, seed=7))
         big = gp.asarray(random_host(1 << 22, np.float32, seed=8))
-        small.to_numpy(), big.to_numpy()  # staging and events made before the spin
+        # staging, events and a pool block of h's size made before the spin
+        small.to_numpy(), big.to_numpy(), gp.asarray(h).to_numpy()
+    s2.synchronize()
     with s1:
         flag = busy(s1, 0.5)
     with s2:
         small.to_numpy()
         big.to_numpy()
-        gp.asarray(random_host(1 << 22, np.float32, seed=9)).to_numpy()
+        np.testing.assert_array_equal(gp.asarray(h).to_numpy(), h)
     assert not s1.query(), "a copy on s2 waited for s1 (or the whole device)"
     s1.synchronize()
     assert flag.to_numpy()[0] == 1
@@ -229,6 +232,6 @@ def test_pool_and_staging_back_to_baseline() -> None:
     assert c.reap() == 0 and c.stats()["inflight"] == 0
     assert gp.memory.stats("cuda:0")["used"] == before_used
     cached = c.stats()["staging_cached_bytes"]
-    assert 0 < cached <= 64 << 20
+    assert 0 < cached <= 128 << 20  # the copier's cache limit with 8 threads
     assert transfers.trim(0) == cached
     assert c.stats()["staging_cached_bytes"] == 0

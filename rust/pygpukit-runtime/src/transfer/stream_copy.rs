@@ -146,7 +146,11 @@ impl StreamCopier {
             format!("the device table of {} has no async copy functions", pool.device())
         })?;
         let ctx = pool.allocator().ctx() as usize;
-        let limit = DEFAULT_CACHE_LIMIT.max((tuning.threads.max(1) * DEPTH * tuning.chunk_max) as u64);
+        // Room for one call's buffers plus the uploads still in flight from the last one:
+        // a pinned buffer freed beyond the limit costs cuMemFreeHost, which may wait for
+        // the whole device.
+        let one_call = (tuning.threads.max(1) * DEPTH * staging_len(&tuning)) as u64;
+        let limit = DEFAULT_CACHE_LIMIT.max(2 * one_call);
         let staging = StagingPool::new(pool.clone(), limit);
         Ok(StreamCopier {
             pool,
@@ -382,7 +386,7 @@ impl StreamCopier {
                 }
                 Some((b, e))
             } else {
-                match self.staging.get(chunk) {
+                match self.staging.get(staging_len(&self.tuning)) {
                     Some(b) => match self.event() {
                         Ok(e) => Some((b, e)),
                         Err(err) => {
@@ -436,7 +440,7 @@ impl StreamCopier {
                 let (i, piece) = &mut pieces[next];
                 let from = src + (*i * chunk) as u64;
                 next += 1;
-                let Some(b) = self.staging.get(chunk) else {
+                let Some(b) = self.staging.get(staging_len(&self.tuning)) else {
                     if let Err(err) = self.direct_d2h(piece, from, s) {
                         failed = Some(err);
                         break;
@@ -487,6 +491,12 @@ impl StreamCopier {
         }
         result
     }
+}
+
+/// Every staging buffer has the largest chunk's size: one size class, so the cache never
+/// holds buffers of the wrong size while a call needs another (and frees pinned memory).
+fn staging_len(t: &CopyTuning) -> usize {
+    t.chunk_max.max(t.chunk_min).max(4096)
 }
 
 /// Deal `items` round-robin into `n` stripes (chunk i to stripe i % n).
