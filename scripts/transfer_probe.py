@@ -23,6 +23,8 @@ SETTINGS = {
     "staged t2": {"direct_below": 0, "threads": 2},
     "staged t4": {"direct_below": 0, "threads": 4},
     "staged t8": {"direct_below": 0, "threads": 8},
+    "staged t16": {"direct_below": 0, "threads": 16},
+    "default": {},
 }
 
 
@@ -56,7 +58,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
     pool = allocator(0).pool
-    small = [4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20]
+    small = [4 << 10, 64 << 10, 1 << 20, 2 << 20, 4 << 20, 8 << 20]
     large = [16 << 20, 256 << 20] if not args.quick else [16 << 20]
     print("| bytes | setting | H2D GB/s | D2H GB/s |")
     print("| ---: | --- | ---: | ---: |")
@@ -64,7 +66,10 @@ def main() -> None:
         block = pool.allocate(n)
         h = np.random.default_rng(n).integers(0, 256, n, dtype=np.uint8)
         out = np.empty_like(h)
-        names = ["direct", "staged t1", "staged t4"] if n in small else list(SETTINGS)
+        if n in small:
+            names = ["direct", "staged t1", "staged t8", "default"]
+        else:
+            names = ["direct", "staged t4", "staged t8", "staged t16", "default"]
         for name in names:
             c = rust.StreamCopier(pool, **SETTINGS[name])
             up, down = measure(c, block, h, out)
