@@ -1,11 +1,13 @@
 """The bandwidth paths beside PyTorch, with the alternatives they replaced, in one process:
 casts (the coalesced cast kernel, the generic copy kernel, torch .to), full and row
-argmax/sum/max at several split-grid sizes, and the row ops (vector path, vector path with
-twice the threads per row, the scalar kernel) in bfloat16, float16 and float32.
+argmax/sum/max at several split-grid sizes, row reductions with a warp or a block per row,
+and the row ops (vector path, vector path with twice the threads per row, the scalar
+kernel) in bfloat16, float16 and float32.
 
 Device time by events, median of 15 samples of 10 calls (scripts/reduction_bench.py's
 clocks); ratio = torch ms / ours (above 1: ours faster). Each result is checked against
 torch's first. Run on the GPU machine: python scripts/bench_bandwidth.py [--out FILE]
+[--only casts,reduce_cases,row_reductions,row_ops]
 """
 
 # ruff: noqa: B023 (each lambda runs within its own loop iteration)
@@ -104,6 +106,37 @@ def reduce_cases(host: np.ndarray) -> None:
     reductions.ROW_BLOCKS_PER_SM = 4
 
 
+def row_reductions(host: np.ndarray) -> None:
+    """Row reductions with a warp or a block per row, by reduced length threshold."""
+    hm = host[: ROWS * COLS].reshape(ROWS, COLS)
+    gm, tm = gp.asarray(hm, device="cuda"), torch.from_numpy(hm).cuda()
+    gb, tb = gp.astype(gm, gp.bfloat16), tm.to(torch.bfloat16)
+    h2 = host[: 1024 * 32768].reshape(1024, 32768)
+    g2, t2 = gp.asarray(h2, device="cuda"), torch.from_numpy(h2).cuda()
+    cases: list[tuple[str, Callable, Callable, int]] = [
+        ("argmax f32 8192x4096 rows", lambda: gp.argmax(gm, axis=-1),
+         lambda: torch.argmax(tm, -1), 4 * ROWS * COLS),
+        ("argmax bf16 8192x4096 rows", lambda: gp.argmax(gb, axis=-1),
+         lambda: torch.argmax(tb, -1), 2 * ROWS * COLS),
+        ("max f32 8192x4096 rows", lambda: gp.max(gm, axis=-1),
+         lambda: torch.amax(tm, -1), 4 * ROWS * COLS),
+        ("sum f32 8192x4096 rows", lambda: gp.sum(gm, axis=-1),
+         lambda: torch.sum(tm, -1), 4 * ROWS * COLS),
+        ("var f32 8192x4096 rows", lambda: gp.var(gm, axis=-1),
+         lambda: torch.var(tm, -1, correction=0), 4 * ROWS * COLS),
+        ("argmax f32 1024x32768 rows", lambda: gp.argmax(g2, axis=-1),
+         lambda: torch.argmax(t2, -1), 4 * 1024 * 32768),
+        ("sum f32 1024x32768 rows", lambda: gp.sum(g2, axis=-1),
+         lambda: torch.sum(t2, -1), 4 * 1024 * 32768),
+    ]  # fmt: skip
+    for threshold in (2048, 8192, 65536):
+        reductions.ROW_BLOCK_MIN = threshold
+        for label, ours, theirs, nb in cases:
+            err = rel_err(ours(), theirs())
+            row(f"{label} (block from {threshold})", time_pgk(ours), time_torch(theirs), nb, err)
+    reductions.ROW_BLOCK_MIN = 2048
+
+
 def row_ops(host: np.ndarray) -> None:
     hm = host[: ROWS * COLS].reshape(ROWS, COLS)
     hw, hb = host[-COLS:], host[-2 * COLS : -COLS]
@@ -145,7 +178,11 @@ def main() -> None:
     emit("| case | ours ms | torch ms | ours GB/s | torch/ours | rel err vs torch |")
     emit("| --- | ---: | ---: | ---: | ---: | ---: |")
     host = np.random.default_rng(0).standard_normal(N, dtype=np.float32)
-    for part in (casts, reduce_cases, row_ops):
+    parts = (casts, reduce_cases, row_reductions, row_ops)
+    if "--only" in sys.argv:
+        wanted = sys.argv[sys.argv.index("--only") + 1].split(",")
+        parts = tuple(p for p in parts if p.__name__ in wanted)
+    for part in parts:
         try:
             part(host)
         except Exception as exc:  # report and go on: one failure should not hide the rest

@@ -28,6 +28,8 @@ MAX_DIMS = 8
 ROW_BLOCKS_PER_SM = 4
 #: column reductions (small kernels) aim at this many blocks per SM
 COL_BLOCKS_PER_SM = 8
+#: reduced lengths from which a row gets a whole block of 256 threads, not one warp
+ROW_BLOCK_MIN = 2048
 _sm_counts: dict[int, int] = {}
 
 
@@ -97,7 +99,7 @@ def launch(spec: rs.ReductionSpec, x: GPUArray, out: GPUArray, axes: tuple[int, 
     # blocks of 256 that fill the GPU
     target = (ROW_BLOCKS_PER_SM if row else COL_BLOCKS_PER_SM) * sm_count(index)
     if row:
-        group = BLOCK if nred >= 2048 else 32
+        group = BLOCK if nred >= ROW_BLOCK_MIN else 32
         per_block = BLOCK // group
         blocks = -(-nout // per_block)
         splits = 1
