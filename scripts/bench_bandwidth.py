@@ -134,7 +134,7 @@ def row_reductions(host: np.ndarray) -> None:
         for label, ours, theirs, nb in cases:
             err = rel_err(ours(), theirs())
             row(f"{label} (block from {threshold})", time_pgk(ours), time_torch(theirs), nb, err)
-    reductions.ROW_BLOCK_MIN = 2048
+    reductions.ROW_BLOCK_MIN = 8192
 
 
 def row_ops(host: np.ndarray) -> None:
