@@ -10,6 +10,7 @@
 #   ROUND_STEPS="pytest bench" bash scripts/device_round.sh   (a shorter round: the steps to
 #   run after install, from: doctor precompile demo pytest conformance bench extra)
 #   ROUND_EXTRA='python my_probe.py' ROUND_STEPS=extra ...   (any command, after install)
+#   ROUND_PARALLEL=1 ...   (conformance beside the GPU pytest: a shorter round)
 #
 # pygpukit-core needs the Rust runtime (_pygpukit_rust): build its wheel on a machine with
 # cargo (cd rust && maturin build --release) and copy it into .device/ (git-ignored).
@@ -98,15 +99,35 @@ if [ "$install_ok" = 1 ]; then
     # split the extra arguments as a shell would, so -k "a or b" stays one argument
     eval "pytest_extra=(${PYTEST_ARGS:-})"
     eval "bench_extra=(${BENCH_ARGS:-})"
+    # The core's conformance catalog against the cuda provider (ops it has no kernel for
+    # are skipped). ROUND_PARALLEL=1 runs it beside the GPU pytest (16 cores, one GPU) and
+    # keeps the test that fills the whole GPU for afterwards, alone.
+    conformance() {
+        step conformance "$OUT/conformance.log" "$PY" -m pytest -p no:cacheprovider -q -rfE \
+            --junitxml="$OUT/junit-conformance.xml" \
+            --pygpukit-backend=cuda --pyargs pygpukit.testing.conformance
+    }
+    parallel=${ROUND_PARALLEL:-0}
+    conf_pid=
+    if wanted conformance && [ "$parallel" = 1 ]; then
+        conformance &
+        conf_pid=$!
+        pytest_extra+=(--deselect tests/cuda/gpu/test_cuda_errors.py::test_out_of_memory_names_sizes_and_the_pool_recovers)
+    fi
     wanted pytest && step pytest "$OUT/pytest.log" "$PY" -m pytest tests/cuda tests/benchmark -p no:cacheprovider \
         -q -rfEs --durations=8 --junitxml="$OUT/junit.xml" "${pytest_extra[@]}"
-    # Informational: the core's conformance catalog against the cuda provider (ops it has
-    # no kernel for are skipped), and a first bandwidth reading.
-    wanted conformance && step conformance "$OUT/conformance.log" "$PY" -m pytest -p no:cacheprovider -q -rfE \
-        --pygpukit-backend=cuda --pyargs pygpukit.testing.conformance
+    if [ -n "$conf_pid" ]; then
+        wait "$conf_pid"
+        wanted pytest && step pytest-alone "$OUT/pytest-alone.log" "$PY" -m pytest -p no:cacheprovider -q -rfE \
+            --junitxml="$OUT/junit-alone.xml" \
+            tests/cuda/gpu/test_cuda_errors.py::test_out_of_memory_names_sizes_and_the_pool_recovers
+    elif wanted conformance; then
+        conformance
+    fi
     # The benchmark beside PyTorch and CuPy, as ratios (full sizes unless BENCH_ARGS says).
     wanted bench && step bench "$OUT/bench.log" "$PY" -m pygpukit.benchmark --json "$OUT/bench.json" \
         --markdown "$OUT/bench.md" "${bench_extra[@]}"
     [ -f "$OUT/bench.md" ] && cat "$OUT/bench.md"
 fi
-"$PY" "$ROOT/scripts/round_summary.py" "$STEPS" "$OUT/junit.xml" | tee "$OUT/summary.txt"
+"$PY" "$ROOT/scripts/round_summary.py" "$STEPS" "$OUT/junit.xml" "$OUT/junit-alone.xml" \
+    "$OUT/junit-conformance.xml" | tee "$OUT/summary.txt"

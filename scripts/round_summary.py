@@ -20,19 +20,20 @@ def table(rows: list[list[str]]) -> str:
     return "\n".join(out)
 
 
-def main(steps_path: str, junit_path: str) -> int:
+def main(steps_path: str, *junit_paths: str) -> int:
     rows = [["step", "status", "seconds", "log"]]
     for line in Path(steps_path).read_text().splitlines():
         name, rc, secs, log = line.split("\t")
         rows.append([name, "ok" if rc == "0" else f"FAIL (rc {rc})", secs, log])
     print(table(rows))
-    junit = Path(junit_path)
-    if not junit.exists():
+    junits = [Path(p) for p in junit_paths if Path(p).exists()]
+    if not junits:
         print("no test results (junit.xml missing)")
         return 1
     counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     failed: list[str] = []
-    for case in ET.parse(junit).getroot().iter("testcase"):
+    cases = [c for j in junits for c in ET.parse(j).getroot().iter("testcase")]
+    for case in cases:
         path = case.get("classname", "?").replace(".", "/") + ".py"
         if case.find("failure") is not None or case.find("error") is not None:
             outcome = "failed"
@@ -54,4 +55,4 @@ def main(steps_path: str, junit_path: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1], sys.argv[2]))
+    sys.exit(main(sys.argv[1], *sys.argv[2:]))
