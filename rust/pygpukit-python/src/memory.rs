@@ -349,6 +349,10 @@ impl PyBlock {
     #[getter]
     fn ptr(&self, py: Python<'_>) -> PyResult<u64> {
         let b = &self.inner;
+        // Resident, pool lock free: nothing can wait, so keep the GIL (the launch hot path).
+        if let Some(found) = b.ptr_nowait() {
+            return found.map_err(pool_err);
+        }
         py.detach(|| b.ptr()).map_err(pool_err)
     }
 

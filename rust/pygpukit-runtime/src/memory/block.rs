@@ -62,6 +62,11 @@ impl Block {
         self.pool.ptr(self)
     }
 
+    /// `ptr` if it needs no waiting (pool lock free, block resident); `None` otherwise.
+    pub fn ptr_nowait(&self) -> Option<Result<u64, PoolError>> {
+        self.pool.ptr_nowait(self)
+    }
+
     pub fn is_evicted(&self) -> Result<bool, PoolError> {
         self.pool.is_evicted(self)
     }

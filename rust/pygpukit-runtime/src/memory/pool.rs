@@ -191,6 +191,24 @@ impl MemoryPool {
         self.resident_ptr(&mut st, block.id())
     }
 
+    /// `ptr` without waiting: `None` when the pool lock is taken or the block is evicted
+    /// (the caller then takes `ptr`, which may restore it).
+    pub fn ptr_nowait(&self, block: &Block) -> Option<Result<u64, PoolError>> {
+        if let Err(e) = self.check_owner(block) {
+            return Some(Err(e));
+        }
+        let mut guard = self.state.try_lock()?;
+        let st = &mut *guard;
+        let Some(rec) = st.blocks.get_mut(&block.id()) else {
+            return Some(Err(PoolError::Freed));
+        };
+        if let Place::Resident { ptr, tick, .. } = &mut rec.place {
+            *tick = st.lru.touch(block.id(), Some(*tick));
+            return Some(Ok(*ptr));
+        }
+        None
+    }
+
     /// Like `ptr`, and pins the block until `unpin`: it will not be evicted or freed.
     pub fn pin(&self, block: &Block) -> Result<u64, PoolError> {
         self.check_owner(block)?;

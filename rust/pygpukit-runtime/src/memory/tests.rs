@@ -431,3 +431,16 @@ fn nowait_paths_only_serve_the_cache() {
     let _g = context::enter(budget);
     assert!(pool.allocate_nowait(4096).is_none(), "a task context takes the charging path");
 }
+
+#[test]
+fn ptr_nowait_serves_resident_blocks_only() {
+    let pool = host_pool(None, true);
+    let a = pool.allocate(4096).unwrap();
+    assert_eq!(a.ptr_nowait(), Some(Ok(a.ptr().unwrap())));
+    assert!(pool.evict(&a).unwrap());
+    assert_eq!(a.ptr_nowait(), None, "evicted: the slow path restores it");
+    let restored = a.ptr().unwrap();
+    assert_eq!(a.ptr_nowait(), Some(Ok(restored)));
+    a.free().unwrap();
+    assert_eq!(a.ptr_nowait(), Some(Err(PoolError::Freed)));
+}
