@@ -27,13 +27,18 @@ class FakeBuffer:
 
 
 class Recorder:
-    """Stands in for launcher.Function: keeps what each launch was given."""
+    """Stands in for launcher.Function and its context: keeps what each launch was given."""
+
+    device_index = 0
 
     def __init__(self, name: str) -> None:
         self.name = name
+        self.handle = hash(name)
+        self.context = self
         self.launches: list[tuple[int, int, bytes]] = []
 
-    def launch_packed(self, grid: int, block: int, args: Any) -> None:
+    def launch(self, func: int, grid: int, block: int, shared: int, stream: int, args: Any) -> None:
+        assert (func, shared, stream) == (self.handle, 0, 0)
         self.launches.append((grid, block, bytes(args)))
 
 
