@@ -187,3 +187,17 @@ def test_scalars_are_packed_per_call(recorded: dict[str, Recorder]) -> None:
             provider.run(spec, out, inputs)
             assert fn.launches[-1][2] == reference(spec, out, inputs)[1]
     assert len(provider._plans) == 2  # scalar on the left, scalar on the right
+
+
+def test_a_full_plan_table_starts_over(
+    recorded: dict[str, Recorder], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(provider, "_MAX_PLANS", 3)
+    spec = source.binary_kernel("add", dt.float32, dt.float32)
+    fn = recorded.setdefault(spec.name, Recorder(spec.name))
+    for n in (1, 2, 3, 4, 5, 1, 2):
+        a = GPUArray(FakeBuffer(1 << 20, 64), (n,), dt.float32, CUDA0)
+        out = GPUArray(FakeBuffer(1 << 21, 64), (n,), dt.float32, CUDA0)
+        provider.run(spec, out, [a, 2.5])
+        assert fn.launches[-1][2] == reference(spec, out, [a, 2.5])[1]
+        assert len(provider._plans) <= 3
