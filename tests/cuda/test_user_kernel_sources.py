@@ -60,7 +60,6 @@ def test_dimensions_merge_where_every_operand_is_contiguous() -> None:
     assert dims == [(6, [16, 0]), (4, [4, 4])]
     assert merge_dims((2, 3, 4), [(48, 16, 4)]) == [(24, [4])]
     assert merge_dims((1, 1), [(8, 8)]) == [(1, [0])]
-    assert merge_dims((3, 0), [(0, 4)]) == [(0, [0])]
     assert merge_dims((5, 1, 2), [(8, 99, 4)]) == [(10, [4])]  # size-1 dims are dropped
 
 

@@ -8,7 +8,7 @@ def merge_dims(
     shape: tuple[int, ...], strides: list[tuple[int, ...]]
 ) -> list[tuple[int, list[int]]]:
     """[(size, [byte stride of each operand])] from outermost to innermost; at least one
-    entry (a single element or an empty shape is one dimension of size 1 or 0)."""
+    entry (a single element is one dimension of size 1)."""
     merged: list[tuple[int, list[int]]] = []
     for d, size in enumerate(shape):
         if size == 1:
@@ -20,6 +20,4 @@ def merge_dims(
                 merged[-1] = (psize * size, st)
                 continue
         merged.append((size, st))
-    if 0 in shape:
-        return [(0, [0] * len(strides))]
     return merged or [(1, [0] * len(strides))]

@@ -21,6 +21,7 @@ from pygpukit._ops.elementwise import BINARY, UNARY
 
 from . import cast, launcher, movement, streams
 from .device import context
+from .dims import merge_dims
 from .kernels import source
 from .kernels.ctypes_table import ctype
 from .kernels.preamble import MAX_DIMS, MAX_OPERANDS
@@ -33,17 +34,7 @@ def layout(shape: tuple[int, ...], strides: list[tuple[int, ...]]) -> tuple[int,
     """(n, the PgkLayout values): size-1 dimensions dropped and contiguous runs merged, so
     a contiguous array is one dimension however many it has."""
     n = math.prod(shape)
-    dims = [(s, [st[d] for st in strides]) for d, s in enumerate(shape) if s != 1]
-    merged: list[tuple[int, list[int]]] = []
-    for size, st in dims:
-        if merged:
-            psize, pst = merged[-1]
-            if all(p == c * size for p, c in zip(pst, st, strict=True)):
-                merged[-1] = (psize * size, st)
-                continue
-        merged.append((size, st))
-    if not merged:
-        merged = [(1, [0] * len(strides))]
+    merged = merge_dims(shape, strides)
     if len(merged) > MAX_DIMS:
         raise NotImplementedError(
             f"cuda kernels take at most {MAX_DIMS} non-mergeable dimensions, got {len(merged)}; "
