@@ -16,22 +16,9 @@ from collections.abc import Callable
 
 import numpy as np
 import pygpukit as gp
+from profile_tiny_op import per_call_us  # scripts/ is on sys.path when run
 from pygpukit_cuda import cublaslt
 from pygpukit_cuda import matmul as mm
-
-
-def per_call_us(fn: Callable[[], object], calls: int, sync: Callable[[], None]) -> float:
-    for _ in range(100):
-        fn()
-    sync()
-    best = float("inf")
-    for _ in range(5):
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        sync()
-        best = min(best, (time.perf_counter() - t0) / calls * 1e6)
-    return best
 
 
 def events_ms(fn: Callable[[], object], reps: int) -> float:

@@ -9,12 +9,12 @@ calling cuLaunchKernel. Device memory is the Rust pool over host memory.
 from __future__ import annotations
 
 import argparse
-import time
 from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
+from profile_tiny_op import per_call_us  # scripts/ is on sys.path when run
 
 
 class StubContext:
@@ -81,18 +81,6 @@ def install() -> StubContext:
     return ctx
 
 
-def per_call_us(fn: Callable[[], object], calls: int) -> float:
-    for _ in range(200):
-        fn()
-    best = float("inf")
-    for _ in range(5):
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        best = min(best, (time.perf_counter() - t0) / calls * 1e6)
-    return best
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--calls", type=int, default=20000)
@@ -112,7 +100,8 @@ def main() -> None:
         "a[::1] + b": lambda: a[::1] + b,
     }
     for name, fn in cases.items():
-        print(f"{name:<14} {per_call_us(fn, args.calls):7.2f} us (host only, stub launch)")
+        us = per_call_us(fn, args.calls, lambda: None)
+        print(f"{name:<14} {us:7.2f} us (host only, stub launch)")
     if args.profile:
         import cProfile
         import pstats

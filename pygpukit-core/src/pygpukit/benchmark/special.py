@@ -28,24 +28,14 @@ from .cases import SpecialCase
 from .peers import Peer
 from .results import ERROR, FAIL, MISSING, PASS, PeerResult, Row
 from .runner import Bench, _join, _short
-from .timing import HostClock, Stats, no_gc
+from .timing import Stats, per_call
 
 # -- tiny ops ---------------------------------------------------------------------------
 
 
 def _per_call(fn: Callable[[], Any], sync: Callable[[], None], calls: int, bench: Bench) -> Stats:
-    """Per-call ms of `calls` back-to-back calls, one sync at the end, over repeats."""
-    clock = HostClock(sync)
-    for _ in range(max(1, bench.warmup)):
-        clock.time(fn, min(calls, 100))
-    samples = []
-    deadline = time.perf_counter() + bench.budget_s
-    with no_gc():
-        for _ in range(bench.repeats):
-            samples.append(clock.time(fn, calls) / calls)
-            if len(samples) >= min(3, bench.repeats) and time.perf_counter() > deadline:
-                break
-    return Stats.of(samples, inner=calls)
+    return per_call(fn, sync, calls, warmup=bench.warmup, repeats=bench.repeats,
+                    budget_s=bench.budget_s)  # fmt: skip
 
 
 def run_tiny(case: SpecialCase, bench: Bench) -> Row:

@@ -206,3 +206,27 @@ def copies_for(nbytes_per_set: int, cache_bytes: int, limit: int = 64) -> int:
     if nbytes_per_set <= 0:
         return 1
     return max(1, min(limit, math.ceil(4 * cache_bytes / nbytes_per_set)))
+
+
+def per_call(
+    fn: Callable[[], Any],
+    sync: Callable[[], None],
+    calls: int,
+    *,
+    warmup: int,
+    repeats: int,
+    budget_s: float,
+) -> Stats:
+    """Per-call time of `calls` back-to-back calls with one sync at the end, over up to
+    `repeats` samples (at least 3 once `budget_s` has passed)."""
+    clock = HostClock(sync)
+    for _ in range(max(1, warmup)):
+        clock.time(fn, min(calls, 100))
+    samples: list[float] = []
+    deadline = time.perf_counter() + budget_s
+    with no_gc():
+        for _ in range(repeats):
+            samples.append(clock.time(fn, calls) / calls)
+            if len(samples) >= min(3, repeats) and time.perf_counter() > deadline:
+                break
+    return Stats.of(samples, inner=calls)

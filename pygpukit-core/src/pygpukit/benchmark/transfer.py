@@ -10,7 +10,6 @@ exact equality first; the host array is pageable NumPy memory on every side.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -20,7 +19,7 @@ from .cases import SpecialCase
 from .peers import Peer
 from .results import ERROR, FAIL, MISSING, PASS, PeerResult, Row, Work
 from .runner import Bench, _short
-from .timing import HostClock, Stats, no_gc
+from .timing import Stats, per_call
 
 #: calls per sample: enough that small copies are not all clock overhead
 _TARGET_BYTES = 64 << 20
@@ -31,18 +30,8 @@ def _calls_for(nbytes: int) -> int:
 
 
 def _time(fn: Callable[[], Any], sync: Callable[[], None], nbytes: int, bench: Bench) -> Stats:
-    calls = _calls_for(nbytes)
-    clock = HostClock(sync)
-    for _ in range(max(1, bench.warmup)):
-        clock.time(fn, calls)
-    samples: list[float] = []
-    deadline = time.perf_counter() + bench.budget_s
-    with no_gc():
-        for _ in range(bench.repeats):
-            samples.append(clock.time(fn, calls) / calls)
-            if len(samples) >= min(3, bench.repeats) and time.perf_counter() > deadline:
-                break
-    return Stats.of(samples, inner=calls)
+    return per_call(fn, sync, _calls_for(nbytes), warmup=bench.warmup, repeats=bench.repeats,
+                    budget_s=bench.budget_s)  # fmt: skip
 
 
 def _exact(got: np.ndarray, want: np.ndarray) -> bool:
