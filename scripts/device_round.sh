@@ -11,6 +11,8 @@
 #   run after install, from: doctor precompile demo pytest conformance bench extra)
 #   ROUND_EXTRA='python my_probe.py' ROUND_STEPS=extra ...   (any command, after install)
 #   ROUND_PARALLEL=1 ...   (conformance beside the GPU pytest: a shorter round)
+#   ROUND_DEADLINE=570 ...   (stop the benchmark this many seconds after the start)
+# Logs and junit files come back in $OUT/logs.tar.gz; bench.{json,md} and summary.txt beside.
 #
 # pygpukit-core needs the Rust runtime (_pygpukit_rust): build its wheel on a machine with
 # cargo (cd rust && maturin build --release) and copy it into .device/ (git-ignored).
@@ -85,7 +87,7 @@ install() {
 export PYTHONPATH="$SITE${PYTHONPATH:+:$PYTHONPATH}"
 install_ok=0
 step install "$OUT/install.log" eval "facts; install" && install_ok=1
-ROUND_STEPS=${ROUND_STEPS:-doctor precompile demo pytest conformance bench}
+ROUND_STEPS=${ROUND_STEPS-doctor precompile demo pytest conformance bench}
 wanted() { [[ " $ROUND_STEPS " == *" $1 "* ]]; }
 if [ "$install_ok" = 1 ]; then
     wanted doctor && step doctor "$OUT/doctor.log" "$PY" -m pygpukit doctor
@@ -125,9 +127,15 @@ if [ "$install_ok" = 1 ]; then
         conformance
     fi
     # The benchmark beside PyTorch and CuPy, as ratios (full sizes unless BENCH_ARGS says).
-    wanted bench && step bench "$OUT/bench.log" "$PY" -m pygpukit.benchmark --json "$OUT/bench.json" \
-        --markdown "$OUT/bench.md" "${bench_extra[@]}"
+    # ROUND_DEADLINE (seconds from the round's start) cuts the benchmark short, so the
+    # summary still comes back inside a device call's time limit
+    bench_limit=$(( ${ROUND_DEADLINE:-100000} - SECONDS ))
+    wanted bench && step bench "$OUT/bench.log" timeout "$(( bench_limit > 1 ? bench_limit : 1 ))" \
+        "$PY" -m pygpukit.benchmark --json "$OUT/bench.json" --markdown "$OUT/bench.md" \
+        "${bench_extra[@]}"
     [ -f "$OUT/bench.md" ] && cat "$OUT/bench.md"
 fi
 "$PY" "$ROOT/scripts/round_summary.py" "$STEPS" "$OUT/junit.xml" "$OUT/junit-alone.xml" \
     "$OUT/junit-conformance.xml" | tee "$OUT/summary.txt"
+# the device tool brings back few files: logs and test reports travel as one archive
+(cd "$OUT" && tar -czf logs.tar.gz -- *.log *.xml 2>/dev/null && rm -f -- *.log *.xml)
