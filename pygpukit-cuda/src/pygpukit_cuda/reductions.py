@@ -12,12 +12,13 @@ outputs alone would not fill the GPU.
 from __future__ import annotations
 
 import math
+import struct
 from typing import Any
 
 from pygpukit import GPUArray, KernelProvider
 from pygpukit import _dtypes as dt
 
-from . import launcher
+from . import launcher, streams
 from .device import context
 from .kernels import reduction_source as rs
 
@@ -89,13 +90,64 @@ def _ptr(a: GPUArray) -> int:
     return a.buffer.ptr + a.offset
 
 
+class _Plan:
+    """A reduction's launches for one (kernel, device, layouts, axes, param): everything
+    but the pointers and the scratch block, worked out once."""
+
+    __slots__ = ("fin", "fin_args", "fin_grid", "main", "main_args", "main_grid", "spec",
+                 "ws_bytes")  # fmt: skip
+
+    def __init__(self, spec: rs.ReductionSpec) -> None:
+        self.spec = spec  # held so that id(spec) in the key stays this spec's
+        self.main: Any = None  # None: nothing to launch (no outputs)
+        self.main_grid: Any = 0
+        self.main_args = b""
+        self.fin: Any = None  # the merge of split partial states, when split
+        self.fin_grid = 0
+        self.fin_args = b""
+        self.ws_bytes = 0
+
+
+_plans: dict[tuple[Any, ...], _Plan] = {}
+_MAX_PLANS = 4096  # a program with endlessly new shapes starts over rather than grows
+_MAIN_PTRS = struct.Struct("@QQQ")  # out, scratch, x
+_FIN_PTRS = struct.Struct("@QQ")  # out, scratch
+
+
 def launch(spec: rs.ReductionSpec, x: GPUArray, out: GPUArray, axes: tuple[int, ...],
            param: float = 0.0) -> None:  # fmt: skip
     """Run reduction `spec` of x over `axes` into the keepdims-shaped `out`."""
+    index = out.device.index
+    key = (id(spec), index, x.shape, x.strides, out.strides, axes, param)
+    plan = _plans.get(key)
+    if plan is None:
+        plan = _new_plan(spec, x, out, axes, param)
+        if len(_plans) >= _MAX_PLANS:
+            _plans.clear()
+        _plans[key] = plan
+    main = plan.main
+    if main is None:
+        return
+    ws = GPUArray.empty((plan.ws_bytes,), dt.uint8, out.device) if plan.ws_bytes else None
+    ws_ptr = _ptr(ws) if ws is not None else 0
+    args = bytearray(plan.main_args)
+    _MAIN_PTRS.pack_into(args, 0, _ptr(out), ws_ptr, _ptr(x))
+    stream = streams.current_handle(index)
+    main.context.launch(main.handle, plan.main_grid, BLOCK, 0, stream, args)
+    if plan.fin is not None:
+        args = bytearray(plan.fin_args)
+        _FIN_PTRS.pack_into(args, 0, _ptr(out), ws_ptr)
+        plan.fin.context.launch(plan.fin.handle, plan.fin_grid, BLOCK, 0, stream, args)
+
+
+def _new_plan(spec: rs.ReductionSpec, x: GPUArray, out: GPUArray, axes: tuple[int, ...],
+              param: float) -> _Plan:  # fmt: skip
+    """The slow path of `launch`: layout, row or column mode, splits and grids."""
+    plan = _Plan(spec)
     lay, kept, red = reduce_layout(x, out, axes)
     nout, nred = lay[0], lay[1]
     if nout == 0:
-        return
+        return plan
     index = out.device.index
     row = bool(red) and (not kept or abs(red[-1][1]) <= abs(kept[-1][1]))
     # blocks of 256 that fill the GPU
@@ -110,7 +162,7 @@ def launch(spec: rs.ReductionSpec, x: GPUArray, out: GPUArray, axes: tuple[int, 
         chunk = -(-nred // splits)
         chunk = max(16, -(-chunk // 16) * 16)  # split starts stay 16-byte aligned
         splits = max(1, -(-nred // chunk))
-        grid: tuple[int, ...] = (-(-nout * splits // per_block),)
+        grid: Any = -(-nout * splits // per_block)
         kernel = spec.row
     else:
         group = 1
@@ -122,17 +174,15 @@ def launch(spec: rs.ReductionSpec, x: GPUArray, out: GPUArray, axes: tuple[int, 
         splits = max(1, -(-nred // chunk))
         grid = (tiles, splits)
         kernel = spec.col
-    ws = (
-        GPUArray.empty((nout * splits * rs.STATE_BYTES,), dt.uint8, out.device)
-        if splits > 1
-        else None
-    )
-    ws_ptr = _ptr(ws) if ws is not None else 0
-    fn = launcher.function(index, kernel, spec.source, rs.ROW_FORMAT)
-    fn.launch(grid, (BLOCK,), (_ptr(out), ws_ptr, _ptr(x), *lay, splits, chunk, group, param))
-    if ws is not None:
-        fin = launcher.function(index, spec.fin, spec.source, rs.FIN_FORMAT)
-        fin.launch((-(-nout * 32 // BLOCK),), (BLOCK,), (_ptr(out), ws_ptr, *lay, splits, param))
+    plan.main = launcher.function(index, kernel, spec.source, rs.ROW_FORMAT)
+    plan.main_grid = grid
+    plan.main_args = struct.pack(rs.ROW_FORMAT, 0, 0, 0, *lay, splits, chunk, group, param)
+    if splits > 1:
+        plan.ws_bytes = nout * splits * rs.STATE_BYTES
+        plan.fin = launcher.function(index, spec.fin, spec.source, rs.FIN_FORMAT)
+        plan.fin_grid = -(-nout * 32 // BLOCK)
+        plan.fin_args = struct.pack(rs.FIN_FORMAT, 0, 0, *lay, splits, param)
+    return plan
 
 
 def _check(op: str, x: GPUArray, out: GPUArray) -> None:

@@ -82,7 +82,10 @@ def reduce_into(
 
 def drop_axes(out: GPUArray, axes: tuple[int, ...]) -> GPUArray:
     """A view of the fresh, contiguous keepdims-shaped `out` without the length-1 `axes`."""
-    return out.reshape(tuple(n for i, n in enumerate(out.shape) if i not in axes))
+    # dropping length-1 axes of a contiguous array keeps the others' strides: no reshape
+    keep = [i for i in range(out.ndim) if i not in axes]
+    return out._view(tuple(out.shape[i] for i in keep), tuple(out.strides[i] for i in keep),
+                     out.offset)  # fmt: skip
 
 
 def check_keepdims(op: str, keepdims: Any) -> bool:
