@@ -78,8 +78,12 @@ def _device_error(exc: Exception) -> RuntimeError:
     code = getattr(exc, "code", None)
     if call is None or code is None:
         return RuntimeError(str(exc))
-    text = _loader.driver().error_text(int(code))
-    return RuntimeError(f"{_CALLS.get(call, call)} failed: {text}")
+    name = _CALLS.get(call, call)
+    try:  # the native check: its message, and CudaContextLostError for a faulted kernel
+        _loader.driver().check(int(code), name)
+    except RuntimeError as native:
+        return native
+    return RuntimeError(f"{name} failed with CUDA error {code}")
 
 
 def _check_range(what: str, buffer: Any, offset: int, host: np.ndarray) -> None:
