@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 import pytest
@@ -38,3 +40,40 @@ def test_tuning_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYGPUKIT_TRANSFER_THREADS", "many")
     with pytest.raises(ValueError, match="PYGPUKIT_TRANSFER_THREADS must be an integer"):
         transfers._tuning()
+
+
+def test_pool_blocks_go_to_the_copier_and_other_buffers_to_the_driver(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls: list[tuple[Any, ...]] = []
+
+    class Copier:
+        def upload(self, block: Any, offset: int, host: np.ndarray, stream: int) -> None:
+            calls.append(("copier.upload", block, offset, host.nbytes, stream))
+
+        def download(self, block: Any, offset: int, out: np.ndarray, stream: int) -> None:
+            calls.append(("copier.download", block, offset, out.nbytes, stream))
+
+    ctx = SimpleNamespace(ordinal=0)
+    monkeypatch.setattr(transfers, "copier", lambda ordinal: Copier())
+
+    def driver_copy(direction: str) -> Any:
+        def copy(c: Any, dst: int, src: int, n: int, stream: int) -> None:
+            calls.append((f"driver.{direction}", dst if direction == "upload" else src, n, stream))
+
+        return copy
+
+    monkeypatch.setattr(transfers.streams, "upload", driver_copy("upload"))
+    monkeypatch.setattr(transfers.streams, "download", driver_copy("download"))
+    pooled = SimpleNamespace(context=ctx, ptr=4096, nbytes=400, block="B")
+    plain = SimpleNamespace(context=ctx, ptr=8192, nbytes=400)
+    host = np.arange(10, dtype=np.float32)
+    transfers.upload(pooled, 8, host)
+    transfers.download(pooled, 0, host)
+    transfers.upload(plain, 16, host)
+    transfers.download(plain, 4, host)
+    transfers.upload(pooled, 0, host[:0])  # nothing to copy: no call at all
+    assert calls == [
+        ("copier.upload", "B", 8, 40, 0), ("copier.download", "B", 0, 40, 0),
+        ("driver.upload", 8192 + 16, 40, 0), ("driver.download", 8192 + 4, 40, 0),
+    ]  # fmt: skip

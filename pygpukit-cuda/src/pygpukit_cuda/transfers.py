@@ -104,21 +104,8 @@ def _check_range(what: str, buffer: Any, offset: int, host: np.ndarray) -> None:
 def upload(buffer: Any, offset: int, host: np.ndarray) -> None:
     """Copy `host`'s bytes into `buffer` at byte `offset` on the current stream."""
     _check_range("upload", buffer, offset, host)
-    if not host.nbytes:
-        return
-    ctx = buffer.context
-    stream = streams.current_handle(ctx.ordinal)
-    block = getattr(buffer, "block", None)
-    c = copier(ctx.ordinal) if block is not None else None
-    if c is None:
-        streams.upload(ctx, buffer.ptr + offset, host.ctypes.data, host.nbytes, stream)
-        return
-    try:
-        c.upload(block, offset, host, stream)
-    except RuntimeError as exc:
-        if hasattr(exc, "code"):
-            raise _device_error(exc) from None
-        raise
+    if host.nbytes:
+        _copy("upload", buffer, offset, host)
 
 
 def download(buffer: Any, offset: int, out: np.ndarray) -> None:
@@ -126,17 +113,25 @@ def download(buffer: Any, offset: int, out: np.ndarray) -> None:
     _check_range("download", buffer, offset, out)
     if not out.flags.writeable:
         raise ValueError("download needs a writable host array")
-    if not out.nbytes:
-        return
+    if out.nbytes:
+        _copy("download", buffer, offset, out)
+
+
+def _copy(direction: str, buffer: Any, offset: int, host: np.ndarray) -> None:
+    """On the current stream: pool blocks through the Rust copier, other buffers (the
+    caching allocator's) through the driver's async copy."""
     ctx = buffer.context
     stream = streams.current_handle(ctx.ordinal)
     block = getattr(buffer, "block", None)
     c = copier(ctx.ordinal) if block is not None else None
     if c is None:
-        streams.download(ctx, out.ctypes.data, buffer.ptr + offset, out.nbytes, stream)
+        if direction == "upload":
+            streams.upload(ctx, buffer.ptr + offset, host.ctypes.data, host.nbytes, stream)
+        else:
+            streams.download(ctx, host.ctypes.data, buffer.ptr + offset, host.nbytes, stream)
         return
     try:
-        c.download(block, offset, out, stream)
+        getattr(c, direction)(block, offset, host, stream)
     except RuntimeError as exc:
         if hasattr(exc, "code"):
             raise _device_error(exc) from None
