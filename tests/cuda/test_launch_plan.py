@@ -11,19 +11,12 @@ import pytest
 
 pytest.importorskip("pygpukit_cuda._native")
 
-from pygpukit import Device, GPUArray
+from fake_device_arrays import CUDA0, FakeBuffer
+from pygpukit import GPUArray
 from pygpukit import _dtypes as dt
 from pygpukit_cuda import provider
 from pygpukit_cuda.kernels import source
 from pygpukit_cuda.kernels.ctypes_table import ctype
-
-CUDA0 = Device("cuda", 0)
-
-
-class FakeBuffer:
-    def __init__(self, ptr: int, nbytes: int) -> None:
-        self.ptr = ptr
-        self.nbytes = nbytes
 
 
 class Recorder:

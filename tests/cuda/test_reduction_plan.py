@@ -11,18 +11,10 @@ import pytest
 
 pytest.importorskip("pygpukit_cuda._native")
 
-from pygpukit import Device, GPUArray
+from fake_device_arrays import FakeBuffer, fake_array
 from pygpukit import _dtypes as dt
 from pygpukit_cuda import reductions
 from pygpukit_cuda.kernels import reduction_source as rs
-
-CUDA0 = Device("cuda", 0)
-
-
-class FakeBuffer:
-    def __init__(self, ptr: int, nbytes: int) -> None:
-        self.ptr = ptr
-        self.nbytes = nbytes
 
 
 class Scratch:
@@ -70,22 +62,18 @@ def recorder(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any, bytes]]:
     return log
 
 
-def array(shape: tuple[int, ...], dtype: dt.DataType, ptr: int, strides: Any = None) -> GPUArray:
-    return GPUArray(FakeBuffer(ptr, 1 << 40), shape, dtype, CUDA0, strides)
-
-
-def cases(rng: np.random.Generator) -> list[tuple[GPUArray, GPUArray, tuple[int, ...], float]]:
+def cases(rng: np.random.Generator) -> list[tuple[Any, Any, tuple[int, ...], float]]:
     out = []
     for _ in range(60):
         ndim = int(rng.integers(1, 4))
         shape = tuple(int(rng.choice([1, 3, 64, 700, 5000])) for _ in range(ndim))
         dtype = [dt.float32, dt.float16, dt.int64][int(rng.integers(3))]
-        x = array(shape, dtype, 0x1000_0000 + 16 * int(rng.integers(0, 64)))
+        x = fake_array(shape, dtype, 0x1000_0000 + 16 * int(rng.integers(0, 64)))
         if ndim > 1 and rng.random() < 0.4:
             x = x.mT  # a transposed view: other strides, same shape family
         axes = tuple(sorted({int(a) for a in rng.integers(0, x.ndim, int(rng.integers(1, 3)))}))
         kshape = tuple(1 if i in axes else n for i, n in enumerate(x.shape))
-        o = array(kshape, dt.float32, 0x2000_0000 + 16 * int(rng.integers(0, 64)))
+        o = fake_array(kshape, dt.float32, 0x2000_0000 + 16 * int(rng.integers(0, 64)))
         out.append((x, o, axes, float(rng.choice([0.0, 1.0]))))
     return out
 
