@@ -94,8 +94,11 @@ class CudaBackend(DeviceBackend):
         return stats
 
     def free_cached(self, device: Device) -> int:
-        """Return cached blocks of `device` to the driver; the bytes released."""
+        """Return cached blocks of `device` to the driver; the bytes of device memory
+        released. The transfer engine's pinned host staging is freed too (after the
+        uploads still in flight), not counted here: it is host memory."""
         streams.reap()
+        transfers.trim(device.index)
         cublaslt.release_workspace(device.index)  # its block joins the cache freed below
         return allocator(device.index).empty_cache()
 

@@ -235,3 +235,14 @@ def test_pool_and_staging_back_to_baseline() -> None:
     assert 0 < cached <= 128 << 20  # the copier's cache limit with 8 threads
     assert transfers.trim(0) == cached
     assert c.stats()["staging_cached_bytes"] == 0
+
+
+def test_free_all_cached_also_frees_pinned_staging() -> None:
+    host = random_host(1 << 21, np.float32, seed=5)
+    a = gp.asarray(host)
+    np.testing.assert_array_equal(a.to_numpy(), host)  # downloads are staged at every size
+    c = transfers.copier(0)
+    assert c is not None and c.stats()["staging_cached_bytes"] > 0
+    gp.memory.free_all_cached("cuda:0")
+    assert c.stats()["staging_cached_bytes"] == 0
+    np.testing.assert_array_equal(a.to_numpy(), host)  # staging comes back on demand
