@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._loader import CudaUnavailable, driver
+from . import _loader
+from ._loader import CudaUnavailable
 
 
 def require_gpu(what: str, device: Any = None) -> int:
     """The index of `device` (default: the first GPU); raises CudaUnavailable naming
     `what` when no driver or no GPU is there."""
     try:
-        count = driver().device_count()
+        count = _loader.driver().device_count()
     except CudaUnavailable as exc:
         raise CudaUnavailable(f"{what} needs a CUDA GPU: {exc}") from None
     if count == 0:

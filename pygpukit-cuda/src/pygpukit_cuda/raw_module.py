@@ -15,8 +15,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from . import compiler, launcher
-from ._loader import driver
+from . import _loader, compiler, launcher
 from .device_choice import require_gpu
 from .jit_kernel import JitKernel
 
@@ -76,7 +75,7 @@ class RawModule:
                 if loaded is None:
                     target = launcher.target_for(device_index)
                     image = compiler.compile_source(self.code, "module", target, self.options)
-                    native = driver().Module(launcher.context(device_index), image.data)
+                    native = _loader.driver().Module(launcher.context(device_index), image.data)
                     loaded = self._loaded[device_index] = (native, image)
         return loaded
 
