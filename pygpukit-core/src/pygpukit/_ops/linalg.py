@@ -43,14 +43,6 @@ def _operands(fn: str, x1: Any, x2: Any) -> tuple[GPUArray, GPUArray]:
     return a, b
 
 
-def _matmul_2d(a: GPUArray, b: GPUArray, backend: str | None) -> GPUArray:
-    out = empty((a.shape[0], b.shape[1]), a.dtype, a.device)
-    fn = kernel_on("matmul", a.device, (a.dtype, b.dtype), backend)
-    if out.size:
-        fn(a, b, out, bool(_config.current().get("allow_tf32")))
-    return out
-
-
 def _matmul_nd(a: GPUArray, b: GPUArray, backend: str | None, what: str) -> GPUArray:
     """(..., M, K) @ (..., K, N) on arrays of one dtype; `what` names the user's shapes."""
     try:
@@ -63,7 +55,9 @@ def _matmul_nd(a: GPUArray, b: GPUArray, backend: str | None, what: str) -> GPUA
     fn = kernel_on("matmul", a.device, (a.dtype, b.dtype), backend)
     if out.size:
         allow_tf32 = bool(_config.current().get("allow_tf32"))
-        fn(a.broadcast_to((*batch, m, k)), b.broadcast_to((*batch, k, n)), out, allow_tf32)
+        if batch:  # 2-D operands need no broadcast views
+            a, b = a.broadcast_to((*batch, m, k)), b.broadcast_to((*batch, k, n))
+        fn(a, b, out, allow_tf32)
     return out
 
 
@@ -71,7 +65,7 @@ def matmul(x1: GPUArray, x2: GPUArray, /, *, backend: str | None = None) -> GPUA
     """Matrix product with Array API semantics: 1-D operands promoted, batches broadcast."""
     a, b = _operands("matmul", x1, x2)
     if a.ndim == 2 and b.ndim == 2 and a.shape[1] == b.shape[0]:
-        return _matmul_2d(a, b, backend)  # the common case: no promotion, no batch views
+        return _matmul_nd(a, b, backend, "")  # the common case: no reshapes, no error text
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError(
             f"matmul: operands must have at least one dimension, got shapes {a.shape} and {b.shape}"
