@@ -123,6 +123,16 @@ def _correction(op: str, correction: Any) -> float:
     return float(correction)
 
 
+def _spread(op: str, x: GPUArray, axis: Axis, correction: Any, keepdims: bool,
+            backend: str | None) -> GPUArray:  # fmt: skip
+    """var and std: the checks and the reduction, `op` naming which."""
+    check_array(op, x)
+    c = _correction(op, correction)
+    axes = reduction_axes(x, axis)
+    return reduce_into(op, x, axes, check_keepdims(op, keepdims), _mean_dtype(x), backend,
+                       correction=c)  # fmt: skip
+
+
 def var(
     x: GPUArray,
     /,
@@ -133,12 +143,7 @@ def var(
     backend: str | None = None,
 ) -> GPUArray:
     """Variance over `axis`, dividing by N - correction; integer inputs give float32."""
-    check_array("var", x)
-    c = _correction("var", correction)
-    axes = reduction_axes(x, axis)
-    return reduce_into(
-        "var", x, axes, check_keepdims("var", keepdims), _mean_dtype(x), backend, correction=c
-    )
+    return _spread("var", x, axis, correction, keepdims, backend)
 
 
 def std(
@@ -151,12 +156,7 @@ def std(
     backend: str | None = None,
 ) -> GPUArray:
     """Standard deviation over `axis`, dividing by N - correction; ints give float32."""
-    check_array("std", x)
-    c = _correction("std", correction)
-    axes = reduction_axes(x, axis)
-    return reduce_into(
-        "std", x, axes, check_keepdims("std", keepdims), _mean_dtype(x), backend, correction=c
-    )
+    return _spread("std", x, axis, correction, keepdims, backend)
 
 
 def _extreme(op: str, x: GPUArray, axis: Axis, keepdims: bool, backend: str | None) -> GPUArray:
