@@ -260,12 +260,12 @@ def _sdpa_flash(q: GPUArray, k: GPUArray, v: GPUArray, out: GPUArray, scale: flo
     *_, hq, sq, d = q.shape
     hkv, skv = k.shape[-3], k.shape[-2]
     batch = math.prod(q.shape[:-3]) if q.ndim > 3 else 1
-    grid = (-(-sq // flash_source.queries_per_block(d)), batch * hq, 1)
+    grid = (-(-sq // flash_source.BLOCK_Q), batch * hq, 1)
     if grid[1] > 65535:
         raise NotImplementedError("cuda sdpa_causal: batch * heads over 65535")
     name, src = flash_source.flash_kernel(out.dtype, d)
     fn = launcher.function(out.device.index, name, src, "@QQQQ" + "q" * 13 + "f")
-    fn.launch(grid, (flash_source.threads(d),),
+    fn.launch(grid, (flash_source.THREADS,),
               (_ptr(q), _ptr(k), _ptr(v), _ptr(out), hq, hq // hkv, sq, skv, *strides,
                float(scale) * math.log2(math.e)),
               shared=flash_source.shared_bytes(d))  # fmt: skip

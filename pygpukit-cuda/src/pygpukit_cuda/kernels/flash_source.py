@@ -20,8 +20,12 @@ import functools
 
 from pygpukit import _dtypes as dt
 
-#: keys per tile (queries per block: see `queries_per_block`)
+#: queries per block (4 warps of 16), keys per tile, threads per block. 128-query blocks
+#: (8 warps sharing each tile) measured slower at head_dim 128 on the H100 (0.27x torch
+#: against 0.36x): one such block fits an SM, so its barriers stall all 8 warps at once.
+BLOCK_Q = 64
 BLOCK_K = 64
+THREADS = 128
 HEAD_DIMS = (64, 128)
 DTYPES = (dt.float16, dt.bfloat16)
 #: shared-memory row pitch in elements: 8 extra halves keep ldmatrix rows on distinct banks
@@ -212,18 +216,6 @@ extern "C" __global__ void __launch_bounds__(%(T)d) %(name)s(
 """
 
 
-def queries_per_block(head_dim: int) -> int:
-    """64 queries (4 warps) per block. 128 queries (8 warps sharing each tile) measured
-    slower for head_dim 128 on the H100 (0.27x torch against 0.36x): one such block fits an
-    SM, so its barriers stall all 8 warps at once."""
-    del head_dim
-    return 64
-
-
-def threads(head_dim: int) -> int:
-    return queries_per_block(head_dim) * 2  # a warp of 32 per 16 queries
-
-
 def shared_bytes(head_dim: int) -> int:
     """Dynamic shared memory of one block: a key and a value tile."""
     return 2 * BLOCK_K * (head_dim + _PAD) * 2
@@ -237,8 +229,7 @@ def flash_kernel(dtype: dt.DataType, head_dim: int) -> tuple[str, str]:
     name = f"pgk_flash_causal_{dtype.name}_d{head_dim}"
     ab = "f16" if dtype is dt.float16 else "bf16"
     src = _KERNEL % {"name": name, "D": head_dim, "pad": _PAD, "ab": ab,
-                     "BQ": queries_per_block(head_dim), "BK": BLOCK_K,
-                     "T": threads(head_dim)}  # fmt: skip
+                     "BQ": BLOCK_Q, "BK": BLOCK_K, "T": THREADS}  # fmt: skip
     return name, src
 
 
