@@ -31,34 +31,47 @@ def per_call_us(fn: Callable[[], object], calls: int, sync: Callable[[], None]) 
 
 
 def split(a: gp.GPUArray, b: gp.GPUArray, calls: int, sync: Callable[[], None]) -> None:
-    """Where `a + b`'s time goes: the native launch alone (packed arguments reused), and
-    everything but it (each plan's launch replaced by a no-op)."""
-    from types import SimpleNamespace
+    """Where `a + b`'s time goes: its launch alone (the native LaunchPlan, and
+    Context.launch with the parameters packed once), and everything but the launch (each
+    plan's launch replaced by a no-op)."""
+    from pygpukit_cuda import launch_plan, provider
 
-    from pygpukit_cuda import provider
+    made: list[tuple[object, ...]] = []
+    real_make = launch_plan.make
 
-    c = a + b
-    plan = next(p for p in provider._plans.values() if "add" in p.spec.name)
-    packed = bytearray(plan.template)
-    plan.ptrs.pack_into(packed, 0, c.buffer.ptr, a.buffer.ptr, b.buffer.ptr)
-    fn = plan.fn
-    ctx, handle = fn.context, fn.handle
-    us = per_call_us(lambda: ctx.launch(handle, plan.grid, provider.BLOCK, 0, 0, packed), calls,
-                     sync)  # fmt: skip
-    print(f"{'native launch':<18} {us:7.2f} us (Context.launch, arguments packed once)")
-    noop = SimpleNamespace(launch=lambda *args: None)
-    saved = {key: p.fn for key, p in provider._plans.items()}
+    def recording_make(*args: object) -> Callable[..., None]:
+        made.append(args)
+        return real_make(*args)  # type: ignore[arg-type]
+
+    provider._plans.clear()
+    launch_plan.make = recording_make  # type: ignore[assignment]
+    try:
+        c = a + b
+    finally:
+        launch_plan.make = real_make  # type: ignore[assignment]
+    ctx, func, grid, block, shared, params, slots = made[-1]
+    values = (c.buffer.ptr, a.buffer.ptr, b.buffer.ptr)
+    plan = ctx.launch_plan(func, grid, block, shared, params, slots)  # type: ignore[attr-defined]
+    us = per_call_us(lambda: plan(0, *values), calls, sync)
+    print(f"{'LaunchPlan':<18} {us:7.2f} us (a + b's native plan, {len(params)} bytes)")  # type: ignore[arg-type]
+    packed = launch_plan.PackedLaunch(*made[-1]).pack(*values)  # type: ignore[arg-type]
+    us = per_call_us(lambda: ctx.launch(func, grid, block, shared, 0, packed), calls, sync)  # type: ignore[attr-defined]
+    print(f"{'Context.launch':<18} {us:7.2f} us (arguments packed once)")
+    saved = {key: p.launch for key, p in provider._plans.items()}
     for p in provider._plans.values():
-        p.fn = SimpleNamespace(context=noop, handle=p.fn.handle, device_index=p.fn.device_index)
-        if hasattr(p, "fast"):
-            p.fast = None  # the fastcall experiment, when applied
+        p.launch = lambda *args: None
     try:
         us = per_call_us(lambda: a + b, calls, sync)
     finally:
-        for key, f in saved.items():
-            provider._plans[key].fn = f
-        provider._plans.clear()  # rebuilt on the next call, with the real launch
+        for key, launch in saved.items():
+            provider._plans[key].launch = launch
     print(f"{'a + b, no launch':<18} {us:7.2f} us (every Python layer, the launch a no-op)")
+    pieces: dict[str, Callable[[], object]] = {
+        "GPUArray.empty": lambda: gp.GPUArray.empty(a.shape, a.dtype, a.device),
+        "provider.run2": lambda: provider.run2(provider._plans[next(iter(saved))].spec, c, a, b),
+    }
+    for name, fn in pieces.items():
+        print(f"{name:<18} {per_call_us(fn, calls, sync):7.2f} us")
 
 
 _PARAM_PROBE = r"""
@@ -73,31 +86,23 @@ extern "C" __global__ void pgk_probe_large(float* x, long long n, PgkPad pad) {
 
 
 def param_sizes(a: gp.GPUArray, calls: int, sync: Callable[[], None]) -> None:
-    """The native launch of an empty kernel with a 16-byte and a 368-byte parameter block
-    (the elementwise kernels pass ~376 bytes): does the block's size cost host time?"""
+    """The launch of an empty kernel with a 16-byte and a 368-byte parameter block (the
+    elementwise kernels pass ~376 bytes), through Context.launch and a LaunchPlan: does the
+    block's size cost host time, and what does the plan save?"""
     import struct
-    import sys
 
     mod = gp.RawModule(_PARAM_PROBE)
     for name, extra in (("pgk_probe_small", 0), ("pgk_probe_large", 44)):
         fn = mod.get_function(name, param_types=["float*", "long long", *["long long"] * extra])
         f = fn.compile(0)
-        packed = bytearray(struct.pack("@Qq" + "q" * extra, a.buffer.ptr, 1, *([0] * extra)))
-        us = _launch_us(f.context.launch, (f.context, f.handle, 1, 32, 0, 0, packed), calls,
-                        sync, method=True)  # fmt: skip
-        print(f"{name:<18} {us:7.2f} us (native launch, {len(packed)}-byte parameters)")
-        native = sys.modules.get(type(f.context).__module__)
-        launch_packed = getattr(native, "launch_packed", None)
-        if launch_packed is not None:  # the fastcall experiment, when applied
-            us = _launch_us(launch_packed, (f.context, f.handle, 1, 32, 0, packed), calls, sync)
-            print(f"{name + ' fast':<18} {us:7.2f} us (launch_packed)")
-
-
-def _launch_us(launch: Callable[..., object], args: tuple[object, ...], calls: int,
-               sync: Callable[[], None], method: bool = False) -> float:  # fmt: skip
-    """Per-call time of `launch(*args)` (a bound method drops the context argument)."""
-    call_args = args[1:] if method else args
-    return per_call_us(lambda: launch(*call_args), calls, sync)
+        packed = bytes(struct.pack("@Qq" + "q" * extra, a.buffer.ptr, 1, *([0] * extra)))
+        ctx = f.context
+        us = per_call_us(lambda: ctx.launch(f.handle, 1, 32, 0, 0, packed), calls, sync)  # noqa: B023
+        print(f"{name:<18} {us:7.2f} us (Context.launch, {len(packed)}-byte parameters)")
+        plan = ctx.launch_plan(f.handle, 1, 32, 0, packed, [(0, "P")])
+        ptr = a.buffer.ptr
+        us = per_call_us(lambda: plan(0, ptr), calls, sync)  # noqa: B023
+        print(f"{name + ' plan':<18} {us:7.2f} us (LaunchPlan, one pointer written)")
 
 
 def main() -> None:
@@ -116,6 +121,8 @@ def main() -> None:
         "a + 1.0": lambda: a + 1.0,
         "gp.exp(a)": lambda: gp.exp(a),
         "gp.empty((1,))": lambda: gp.empty((1,), dtype=gp.float32, device=dev),
+        "a * 2.0": lambda: a * 2.0,
+        "gp.sum(a)": lambda: gp.sum(a),
     }
     for name, fn in cases.items():
         print(f"{name:<18} {per_call_us(fn, args.calls, sync):7.2f} us")
@@ -133,6 +140,8 @@ def main() -> None:
                 "torch a + 1.0": lambda: ta + 1.0,
                 "torch exp(a)": lambda: torch.exp(ta),
                 "torch empty(1)": lambda: torch.empty(1, device="cuda"),
+                "torch a * 2.0": lambda: ta * 2.0,
+                "torch sum(a)": lambda: torch.sum(ta),
             }
             for name, fn in peers.items():
                 print(f"{name:<18} {per_call_us(fn, args.calls, torch.cuda.synchronize):7.2f} us")

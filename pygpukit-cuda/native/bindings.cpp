@@ -6,6 +6,7 @@
 #include "context.hpp"
 #include "driver_api.hpp"
 #include "launch.hpp"
+#include "launch_plan.hpp"
 #include "module.hpp"
 #include "nvrtc_api.hpp"
 #include "stream.hpp"
@@ -64,6 +65,37 @@ struct ArgBytes {
 
 uintptr_t handle(const void* p) { return reinterpret_cast<uintptr_t>(p); }
 
+PyObject* g_cuda_error = nullptr;  // pygpukit_cuda._native.CudaError
+PyObject* g_lost_error = nullptr;  // pygpukit_cuda.errors.CudaContextLostError
+
+// The C++ exception being handled as a Python error, as pybind11's translators would set it;
+// for code called without pybind11 (LaunchPlan's vectorcall).
+void set_python_error() {
+    try {
+        throw;
+    } catch (const pgk::CudaContextLostError& e) {
+        PyErr_SetString(g_lost_error, e.what());
+    } catch (const pgk::CudaError& e) {
+        PyErr_SetString(g_cuda_error, e.what());
+    } catch (py::error_already_set& e) {
+        e.restore();
+    } catch (const std::exception& e) {
+        PyErr_SetString(PyExc_RuntimeError, e.what());
+    } catch (...) {
+        PyErr_SetString(PyExc_RuntimeError, "unknown C++ exception in a kernel launch");
+    }
+}
+
+// Context.launch_plan's slots: (byte offset, code) pairs.
+std::vector<pgk::PlanSlot> plan_slots(const std::vector<std::pair<size_t, std::string>>& raw) {
+    std::vector<pgk::PlanSlot> slots;
+    for (const auto& [offset, code] : raw) {
+        if (code.size() != 1) throw py::value_error("a launch plan slot code is one character");
+        slots.push_back({offset, code[0]});
+    }
+    return slots;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_native, m) {
@@ -72,12 +104,12 @@ PYBIND11_MODULE(_native, m) {
     m.attr("ALLOCATOR_CAPSULE_NAME") = pgk::kAllocatorCapsuleName;
     m.attr("ALLOCATOR_TABLE_SIZE") = sizeof(pgk::DeviceAllocatorV1);
 
-    auto cuda_error = py::register_exception<pgk::CudaError>(m, "CudaError", PyExc_RuntimeError);
+    g_cuda_error =
+        py::register_exception<pgk::CudaError>(m, "CudaError", PyExc_RuntimeError).ptr();
     py::register_exception<pgk::NvrtcError>(m, "NvrtcError", PyExc_RuntimeError);
-    (void)cuda_error;
     // A lost context raises the pure-Python class (catchable without the extension); this
     // translator is registered after CudaError's, so it is tried first.
-    static PyObject* lost_type =
+    g_lost_error =
         py::object(py::module_::import("pygpukit_cuda.errors").attr("CudaContextLostError"))
             .release()
             .ptr();
@@ -85,9 +117,12 @@ PYBIND11_MODULE(_native, m) {
         try {
             if (p) std::rethrow_exception(p);
         } catch (const pgk::CudaContextLostError& e) {
-            PyErr_SetString(lost_type, e.what());
+            PyErr_SetString(g_lost_error, e.what());
         }
     });
+    static PyTypeObject* plan_type = pgk::make_launch_plan_type(&set_python_error);
+    if (plan_type == nullptr) throw py::error_already_set();
+    m.attr("LaunchPlan") = py::handle(reinterpret_cast<PyObject*>(plan_type));
 
     // -- driver ----------------------------------------------------------------------
     m.def("load_driver", &pgk::load_driver, py::arg("path") = "libcuda.so.1",
@@ -189,6 +224,33 @@ PYBIND11_MODULE(_native, m) {
             },
             py::arg("func"), py::arg("grid"), py::arg("block"), py::arg("shared"),
             py::arg("stream"), py::arg("args"))
+        .def(
+            "launch_plan",
+            [](std::shared_ptr<Context> c, uintptr_t func, py::handle grid, py::handle block,
+               unsigned shared, const py::bytes& params,
+               const std::vector<std::pair<size_t, std::string>>& slots) {
+                pgk::LaunchPlanSpec spec;
+                spec.context = std::move(c);
+                spec.func = reinterpret_cast<CUfunction>(func);
+                spec.grid = dims_of(grid, "grid");
+                spec.block = dims_of(block, "block");
+                spec.shared_bytes = shared;
+                spec.params = params;
+                spec.slots = plan_slots(slots);
+                PyObject* plan = nullptr;
+                try {
+                    plan = pgk::new_launch_plan(plan_type, std::move(spec));
+                } catch (const std::invalid_argument& e) {
+                    throw py::value_error(e.what());
+                }
+                if (plan == nullptr) throw py::error_already_set();
+                return py::reinterpret_steal<py::object>(plan);
+            },
+            py::arg("func"), py::arg("grid"), py::arg("block"), py::arg("shared"),
+            py::arg("params"), py::arg("slots"),
+            "A LaunchPlan: plan(stream, *values) launches with each value written at its "
+            "(byte offset, code) slot of params; code P is a device pointer, else a struct "
+            "code of a scalar.")
         .def(
             "allocator_capsule",
             [](const std::shared_ptr<Context>& c) {

@@ -29,12 +29,23 @@ class Device:
         """`"cuda:1"` -> Device("cuda", 1); `"cpu"` -> Device("cpu", 0)."""
         if isinstance(spec, Device):
             return spec
+        found = _parsed.get(spec) if isinstance(spec, str) else None
+        if found is not None:
+            return found
         if not isinstance(spec, str) or not spec:
             raise TypeError(f"a device is a string like 'cpu' or 'cuda:0', not {spec!r}")
         kind, _, index = spec.partition(":")
         if index and not index.isdigit():
             raise ValueError(f"bad device index in {spec!r}: expected e.g. 'cuda:0'")
-        return Device(kind, int(index) if index else 0)
+        device = Device(kind, int(index) if index else 0)
+        if len(_parsed) < 256:
+            # one object per name, so arrays made from the same name share their device
+            # and the ops' same-device check is an identity test
+            _parsed[spec] = device
+        return device
+
+
+_parsed: dict[str, Device] = {}
 
 
 class Buffer(Protocol):

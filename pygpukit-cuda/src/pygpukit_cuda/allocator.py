@@ -141,7 +141,7 @@ class PoolBuffer:
     def __init__(self, block: Any, nbytes: int, context: Any) -> None:
         self.block = block
         # eviction is off for device pools, so the pointer never moves
-        self.ptr = int(block.ptr) if block is not None else 0
+        self.ptr = block.ptr if block is not None else 0
         self.nbytes = nbytes
         self.context = context
 

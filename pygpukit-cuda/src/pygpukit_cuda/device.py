@@ -64,8 +64,10 @@ class CudaBackend(DeviceBackend):
         return f"{n} GPU(s), {mod.driver_status()}"
 
     def allocate(self, device: Device, nbytes: int) -> Any:
+        # every new array comes through here: the allocator is a dict read once it exists
+        alloc = _allocators.get(device.index) or allocator(device.index)
         # on a non-default stream the block is tied to it (see streams: stream-ordered frees)
-        return streams.track(allocator(device.index).allocate(nbytes))
+        return streams.track(alloc.allocate(nbytes))
 
     # Transfers go to the current stream through the Rust copier (transfers.py); a
     # download waits for that stream only.

@@ -19,7 +19,7 @@ from pygpukit import GPUArray, KernelProvider
 from pygpukit import _dtypes as dt
 from pygpukit._ops.elementwise import BINARY, UNARY
 
-from . import cast, launcher, movement, streams
+from . import cast, launch_plan, launcher, movement, streams
 from .device import context
 from .dims import merge_dims
 from .kernels import source
@@ -79,51 +79,64 @@ def run(spec: source.KernelSpec, out: GPUArray, inputs: list[Any]) -> None:
 
     The hot path of every elementwise op: everything but the pointers and scalar values is
     decided once per (kernel, shapes, strides, dtypes, scalar positions, alignment) and kept
-    as a `_Plan` (slot reads below rather than properties: this runs once per launch)."""
+    as a `_Plan` whose launch plan writes just those values (slot reads below rather than
+    properties: this runs once per launch)."""
     p = out._buffer.ptr + out._offset
-    ptrs = [p]
+    values = [p]  # the output pointer, then each input's pointer or scalar
     key: list[Any] = [id(spec), out._device.index, out._shape, out._strides, out._dtype.name]
     for x in inputs:
         if isinstance(x, GPUArray):
             q = x._buffer.ptr + x._offset
             p |= q
-            ptrs.append(q)
+            values.append(q)
             key.append(x._strides)
             key.append(x._dtype.name)
         else:
-            ptrs.append(0)
+            values.append(x)
             key.append(None)
     key.append(not p & 15)  # every array 16-byte aligned: the vector path may apply
     plan = _plans.get(tuple(key))
     if plan is None:
-        plan = _new_plan(tuple(key), spec, out, inputs, ptrs)
-    if plan.grid:
-        args = bytearray(plan.template)
-        plan.ptrs.pack_into(args, 0, *ptrs)
-        for k, offset, packer, convert in plan.scalars:
-            packer.pack_into(args, offset, convert(inputs[k]))
-        fn = plan.fn  # Function.launch_packed, inlined: one call less per op
-        stream = streams.current_handle(fn.device_index)
-        fn.context.launch(fn.handle, plan.grid, BLOCK, 0, stream, args)
+        plan = _new_plan(tuple(key), spec, out, inputs, values)
+    launch = plan.launch
+    if launch is not None:
+        launch(streams.current_handle(out._device.index), *values)
+
+
+def run1(spec: source.KernelSpec, out: GPUArray, x: GPUArray) -> None:
+    """`run` for one array input (unary ops): the same plan key, built as one tuple."""
+    p = out._buffer.ptr + out._offset
+    q = x._buffer.ptr + x._offset
+    plan = _plans.get((id(spec), out._device.index, out._shape, out._strides, out._dtype.name,
+                       x._strides, x._dtype.name, not (p | q) & 15))  # fmt: skip
+    if plan is None:
+        run(spec, out, [x])
+    elif plan.launch is not None:
+        plan.launch(streams.current_handle(out._device.index), p, q)
+
+
+def run2(spec: source.KernelSpec, out: GPUArray, x1: GPUArray, x2: GPUArray) -> None:
+    """`run` for two array inputs (binary ops): the same plan key, built as one tuple."""
+    p = out._buffer.ptr + out._offset
+    q1 = x1._buffer.ptr + x1._offset
+    q2 = x2._buffer.ptr + x2._offset
+    plan = _plans.get((id(spec), out._device.index, out._shape, out._strides, out._dtype.name,
+                       x1._strides, x1._dtype.name, x2._strides, x2._dtype.name,
+                       not (p | q1 | q2) & 15))  # fmt: skip
+    if plan is None:
+        run(spec, out, [x1, x2])
+    elif plan.launch is not None:
+        plan.launch(streams.current_handle(out._device.index), p, q1, q2)
 
 
 class _Plan:
-    """What a launch of one kernel on operands of given layouts needs besides pointers."""
+    """A kernel's launch plan for operands of given layouts (None: an empty output)."""
 
-    __slots__ = ("fn", "grid", "ptrs", "scalars", "spec", "template")
+    __slots__ = ("launch", "spec")
 
-    def __init__(self, spec: source.KernelSpec, fn: Any, grid: int, template: bytes,
-                 ptrs: struct.Struct, scalars: list[tuple[int, int, struct.Struct, Any]]
-                 ) -> None:  # fmt: skip
+    def __init__(self, spec: source.KernelSpec, launch: Callable[..., None] | None) -> None:
         self.spec = spec  # held so that id(spec) in the key stays this spec's
-        self.fn = fn
-        self.grid = grid  # 0: nothing to launch (an empty array)
-        #: the packed arguments with zero pointers and zero scalars
-        self.template = template
-        #: packs the pointer arguments at offset 0
-        self.ptrs = ptrs
-        #: (input index, byte offset, packer, value converter) of each scalar argument
-        self.scalars = scalars
+        self.launch = launch
 
 
 _plans: dict[tuple[Any, ...], _Plan] = {}
@@ -132,12 +145,14 @@ _MAX_PLANS = 4096  # a program with endlessly new shapes starts over rather than
 
 def _new_plan(
     key: tuple[Any, ...], spec: source.KernelSpec, out: GPUArray, inputs: list[Any],
-    ptrs: list[int],
+    values: list[Any],
 ) -> _Plan:  # fmt: skip
-    """The slow path of `run`: layout, grid, vector flag and argument template."""
+    """The slow path of `run`: layout, grid, vector flag and the launch plan."""
     arrays = [out] + [x for x in inputs if isinstance(x, GPUArray)]
+    ptrs = [values[0]]  # as the layout checks want them: 0 for a scalar
+    ptrs += [v if isinstance(x, GPUArray) else 0 for x, v in zip(inputs, values[1:], strict=True)]
     n, lay = layout(out.shape, [x.strides for x in arrays])
-    codes, scalars, zeros = [], [], []
+    codes, zeros = [], []
     for x, as_dtype in zip(inputs, spec.inputs, strict=True):
         is_array = isinstance(x, GPUArray)
         codes.append(ctype(x.dtype).code if is_array else 0)
@@ -158,13 +173,21 @@ def _new_plan(
         grid = _grid(out.device.index, n)
     nptr = len(inputs) + 1
     template = struct.pack(spec.arg_format, *([0] * nptr), *lay, *codes, *zeros)
-    # the scalar arguments are the format's last items, one per input
-    items = _items(spec.arg_format)[-len(inputs) :]
+    # every operand's pointer leads the format; the scalar arguments are its last items,
+    # one per input: a call writes each input's pointer or its scalar
+    items = _items(spec.arg_format)
+    scalar_items = items[-len(inputs) :]
+    slots = [(items[0][1], "P")]
     for k, x in enumerate(inputs):
-        if not isinstance(x, GPUArray):
-            fmt, offset = items[k]
-            scalars.append((k, offset, _packer(fmt), _converter(spec.inputs[k])))
-    plan = _Plan(spec, fn, grid, template, _packer("@" + "Q" * nptr), scalars)
+        if isinstance(x, GPUArray):
+            slots.append((items[k + 1][1], "P"))
+        else:
+            code, offset = scalar_items[k]
+            slots.append((offset, code))
+    launch = None
+    if grid:
+        launch = launch_plan.make(fn.context, fn.handle, grid, BLOCK, 0, template, slots)
+    plan = _Plan(spec, launch)
     if len(_plans) >= _MAX_PLANS:
         _plans.clear()
     _plans[key] = plan
@@ -180,22 +203,6 @@ def _items(fmt: str) -> list[tuple[str, int]]:
         (c, struct.calcsize("@" + flat[: j + 1]) - struct.calcsize("@" + c))
         for j, c in enumerate(flat)
     ]
-
-
-@functools.cache
-def _packer(fmt: str) -> struct.Struct:
-    return struct.Struct(fmt if fmt[0] == "@" else "@" + fmt)
-
-
-@functools.cache
-def _converter(dtype: dt.DataType) -> Callable[[Any], Any]:
-    """`scalar_for(dtype, value)` as one callable (float and bool are the builtins)."""
-    fmt = ctype(dtype).scalar_fmt
-    if fmt in "fd":
-        return float
-    if fmt == "?":
-        return bool
-    return functools.partial(scalar_for, dtype)
 
 
 def _vector_path(
@@ -270,7 +277,7 @@ def _unary(op: str) -> Callable[..., None]:
                 raise TypeError(f"the cuda backend has no {op} kernel for {x.dtype.name}")
             spec = source.unary_kernel(op, compute, out.dtype, approximate)
             specs[(x.dtype.name, out.dtype.name, approximate)] = spec
-        run(spec, out, [x])
+        run1(spec, out, x)
 
     kernel.__name__ = f"cuda_{op}"
     return kernel
@@ -288,7 +295,10 @@ def _binary(op: str) -> Callable[..., None]:
             spec = specs[(compute.name, out.dtype.name)] = source.binary_kernel(
                 op, compute, out.dtype
             )
-        run(spec, out, [x1, x2])
+        if type(x1) is GPUArray and type(x2) is GPUArray:
+            run2(spec, out, x1, x2)
+        else:
+            run(spec, out, [x1, x2])
 
     kernel.__name__ = f"cuda_{op}"
     return kernel

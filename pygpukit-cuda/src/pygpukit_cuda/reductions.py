@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import math
 import struct
+from collections.abc import Callable
 from typing import Any
 
 from pygpukit import GPUArray, KernelProvider
 from pygpukit import _dtypes as dt
 
-from . import launcher, streams
+from . import launch_plan, launcher, streams
 from .device import context
 from .kernels import reduction_source as rs
 
@@ -94,24 +95,19 @@ class _Plan:
     """A reduction's launches for one (kernel, device, layouts, axes, param): everything
     but the pointers and the scratch block, worked out once."""
 
-    __slots__ = ("fin", "fin_args", "fin_grid", "main", "main_args", "main_grid", "spec",
-                 "ws_bytes")  # fmt: skip
+    __slots__ = ("fin", "main", "spec", "ws_bytes")
 
     def __init__(self, spec: rs.ReductionSpec) -> None:
         self.spec = spec  # held so that id(spec) in the key stays this spec's
-        self.main: Any = None  # None: nothing to launch (no outputs)
-        self.main_grid: Any = 0
-        self.main_args = b""
-        self.fin: Any = None  # the merge of split partial states, when split
-        self.fin_grid = 0
-        self.fin_args = b""
+        #: launch plan taking (out, scratch, x) pointers; None: nothing to launch
+        self.main: Callable[..., None] | None = None
+        #: the merge of split partial states, when split: (out, scratch) pointers
+        self.fin: Callable[..., None] | None = None
         self.ws_bytes = 0
 
 
 _plans: dict[tuple[Any, ...], _Plan] = {}
 _MAX_PLANS = 4096  # a program with endlessly new shapes starts over rather than grows
-_MAIN_PTRS = struct.Struct("@QQQ")  # out, scratch, x
-_FIN_PTRS = struct.Struct("@QQ")  # out, scratch
 
 
 def launch(spec: rs.ReductionSpec, x: GPUArray, out: GPUArray, axes: tuple[int, ...],
@@ -130,14 +126,11 @@ def launch(spec: rs.ReductionSpec, x: GPUArray, out: GPUArray, axes: tuple[int, 
         return
     ws = GPUArray.empty((plan.ws_bytes,), dt.uint8, out.device) if plan.ws_bytes else None
     ws_ptr = _ptr(ws) if ws is not None else 0
-    args = bytearray(plan.main_args)
-    _MAIN_PTRS.pack_into(args, 0, _ptr(out), ws_ptr, _ptr(x))
     stream = streams.current_handle(index)
-    main.context.launch(main.handle, plan.main_grid, BLOCK, 0, stream, args)
+    out_ptr = _ptr(out)
+    main(stream, out_ptr, ws_ptr, _ptr(x))
     if plan.fin is not None:
-        args = bytearray(plan.fin_args)
-        _FIN_PTRS.pack_into(args, 0, _ptr(out), ws_ptr)
-        plan.fin.context.launch(plan.fin.handle, plan.fin_grid, BLOCK, 0, stream, args)
+        plan.fin(stream, out_ptr, ws_ptr)
 
 
 def _new_plan(spec: rs.ReductionSpec, x: GPUArray, out: GPUArray, axes: tuple[int, ...],
@@ -174,15 +167,21 @@ def _new_plan(spec: rs.ReductionSpec, x: GPUArray, out: GPUArray, axes: tuple[in
         splits = max(1, -(-nred // chunk))
         grid = (tiles, splits)
         kernel = spec.col
-    plan.main = launcher.function(index, kernel, spec.source, rs.ROW_FORMAT)
-    plan.main_grid = grid
-    plan.main_args = struct.pack(rs.ROW_FORMAT, 0, 0, 0, *lay, splits, chunk, group, param)
+    main = launcher.function(index, kernel, spec.source, rs.ROW_FORMAT)
+    params = struct.pack(rs.ROW_FORMAT, 0, 0, 0, *lay, splits, chunk, group, param)
+    plan.main = launch_plan.make(main.context, main.handle, grid, BLOCK, 0, params, _MAIN_PTRS)
     if splits > 1:
         plan.ws_bytes = nout * splits * rs.STATE_BYTES
-        plan.fin = launcher.function(index, spec.fin, spec.source, rs.FIN_FORMAT)
-        plan.fin_grid = -(-nout * 32 // BLOCK)
-        plan.fin_args = struct.pack(rs.FIN_FORMAT, 0, 0, *lay, splits, param)
+        fin = launcher.function(index, spec.fin, spec.source, rs.FIN_FORMAT)
+        params = struct.pack(rs.FIN_FORMAT, 0, 0, *lay, splits, param)
+        fin_grid = -(-nout * 32 // BLOCK)
+        plan.fin = launch_plan.make(fin.context, fin.handle, fin_grid, BLOCK, 0, params,
+                                    _FIN_PTRS)  # fmt: skip
     return plan
+
+
+_MAIN_PTRS = [(0, "P"), (8, "P"), (16, "P")]  # the kernels' first parameters: out, scratch, x
+_FIN_PTRS = [(0, "P"), (8, "P")]  # out, scratch
 
 
 def _check(op: str, x: GPUArray, out: GPUArray) -> None:

@@ -142,6 +142,7 @@ attempt("launch", lambda: k(x, 1 << 45, 64, grid=1, block=64))
 attempt("sync", gp.cuda.synchronize)
 attempt("download", x.to_numpy)
 attempt("relaunch", lambda: k(x, 0, 0, grid=1, block=1))
+attempt("elementwise", lambda: x + x)  # the native LaunchPlan path
 attempt("upload", lambda: gp.from_numpy(np.ones(1 << 20, np.float32)))
 print("END", flush=True)
 """
@@ -169,7 +170,7 @@ def test_illegal_address_loses_the_context_and_a_new_process_works() -> None:
     lines = dict(line.split(": ", 1) for line in out.stdout.splitlines() if ": " in line)
     assert "END" in out.stdout, report
     assert lines["launch"].startswith(("OK", "LOST")), report  # the fault is asynchronous
-    for what in ("sync", "download", "relaunch", "upload"):
+    for what in ("sync", "download", "relaunch", "elementwise", "upload"):
         assert lines[what].startswith("LOST"), report
         assert "CUDA context is lost" in lines[what] and "restarted" in lines[what], report
     first = lines["launch"] if lines["launch"].startswith("LOST") else lines["sync"]
