@@ -11,7 +11,14 @@ from pygpukit.benchmark.peers import NumpyPeer, TorchPeer, make_peers
 from pygpukit.benchmark.report import changes, markdown_table
 from pygpukit.benchmark.results import PASS, Row, Run
 from pygpukit.benchmark.runner import Bench, compare, run_array_case
-from pygpukit.benchmark.timing import Clock, Rotation, Stats, copies_for, measure
+from pygpukit.benchmark.timing import (
+    Clock,
+    Rotation,
+    Stats,
+    copies_for,
+    measure,
+    per_call_interleaved,
+)  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -62,6 +69,23 @@ def test_measure_warms_up_batches_and_stops_at_repeats() -> None:
     stats = measure(lambda: hits.append(1), clock, repeats=4, warmup=3, budget_s=60)
     assert stats.samples == 4 and stats.inner >= 1
     assert len(hits) == 3 + 1 + 4 * stats.inner  # warm-up, the calibrating call, samples
+
+
+def test_interleaved_samples_take_turns_and_each_settles_first() -> None:
+    order: list[str] = []
+    syncs: list[str] = []
+    contestants = [
+        (lambda: order.append("a"), lambda: syncs.append("a")),
+        (lambda: order.append("b"), lambda: syncs.append("b")),
+    ]
+    stats = per_call_interleaved(contestants, 7, warmup=1, repeats=4, budget_s=60,
+                                 settle_s=0.01)  # fmt: skip
+    assert [s.samples for s in stats] == [4, 4] and stats[0].inner == 7
+    timed = order[-4 * 2 * 7 :]  # after the warm-up and settling runs
+    assert timed == (["a"] * 7 + ["b"] * 7) * 4
+    first_b = order.index("b")
+    assert order[:first_b] == ["a"] * first_b and first_b > 100  # a settled before b began
+    assert syncs[-16:] == ["a", "a", "b", "b"] * 4  # each sample syncs its own library
 
 
 def test_rotation_cycles_and_copies_cover_the_cache() -> None:

@@ -28,33 +28,47 @@ from .cases import SpecialCase
 from .peers import Peer
 from .results import ERROR, FAIL, MISSING, PASS, PeerResult, Row
 from .runner import Bench, _join, _short
-from .timing import Stats, per_call
+from .timing import Stats, per_call_interleaved
 
 # -- tiny ops ---------------------------------------------------------------------------
 
 
-def _per_call(fn: Callable[[], Any], sync: Callable[[], None], calls: int, bench: Bench) -> Stats:
-    return per_call(fn, sync, calls, warmup=bench.warmup, repeats=bench.repeats,
-                    budget_s=bench.budget_s)  # fmt: skip
-
-
 def run_tiny(case: SpecialCase, bench: Bench) -> Row:
+    """Ours and every peer timed in turn, sample by sample (see `per_call_interleaved`)."""
     calls = int(case.params["calls"])
     row = Row(case.family, case.op, case.case, unit="us/call", tol=0.0)
+    timed: list[tuple[Row | PeerResult, Callable[[], Any], Callable[[], None]]] = []
     try:
-        _tiny_ours(row, calls, bench)
+        fn = _tiny_ours(row, bench)
+        if fn is not None:
+            timed.append((row, fn, bench.sync))
     except Exception as exc:  # report, don't crash
         row.status, row.note = ERROR, f"{type(exc).__name__}: {_short(exc)}"
-    finally:
-        bench.release()
     for peer in bench.peers:
-        row.peers.append(_tiny_peer(peer, calls, bench))
+        result = PeerResult(peer.name)
+        row.peers.append(result)
+        add = _tiny_peer(peer, result)
+        if add is not None:
+            timed.append((result, add, peer.sync))
+    try:
+        stats = per_call_interleaved([(fn, sync) for _, fn, sync in timed], calls,
+                                     warmup=bench.warmup, repeats=bench.repeats,
+                                     budget_s=bench.budget_s)  # fmt: skip
+        for (who, _, _), got in zip(timed, stats, strict=True):
+            who.stats = got
+        if timed and timed[0][0] is row:
+            row.status = PASS
+    except Exception as exc:
+        row.status, row.note = ERROR, f"timing: {type(exc).__name__}: {_short(exc)}"
+    finally:
+        timed.clear()  # the arrays go before the caches are emptied
         bench.release()
     _ratios(row)
     return row
 
 
-def _tiny_ours(row: Row, calls: int, bench: Bench) -> None:
+def _tiny_ours(row: Row, bench: Bench) -> Callable[[], Any] | None:
+    """`gp.add` of two 1-element arrays, once checked (None: a missing or FAIL row)."""
     import pygpukit as gp
 
     a = gp.asarray(np.array([1.5], dtype=np.float32), device=bench.device)
@@ -62,32 +76,31 @@ def _tiny_ours(row: Row, calls: int, bench: Bench) -> None:
     expl = gp.explain("add", a, b)
     if expl.chosen is None:
         row.status, row.note = MISSING, f"no provider has add on {bench.device}"
-        return
+        return None
     row.provider = expl.chosen
     got = gp.add(a, b).to_numpy()
     if got.shape != (1,) or float(got[0]) != 3.75:
         row.status, row.error = FAIL, float("inf")
         row.note = f"wrong result, not timed: {got!r}, want [3.75]"
-        return
+        return None
     row.error = 0.0
-    row.stats = _per_call(lambda: gp.add(a, b), bench.sync, calls, bench)
-    row.status = PASS
+    return lambda: gp.add(a, b)
 
 
-def _tiny_peer(peer: Peer, calls: int, bench: Bench) -> PeerResult:
-    result = PeerResult(peer.name)
+def _tiny_peer(peer: Peer, result: PeerResult) -> Callable[[], Any] | None:
+    """The peer's add of two 1-element arrays, once checked (None: not loaded or failed)."""
     if not peer.load():
         result.note = peer.note
-        return result
+        return None
     try:
         a = peer.put(np.array([1.5], dtype=np.float32), "float32")
         b = peer.put(np.array([2.25], dtype=np.float32), "float32")
         add = peer.xp.add
         result.error = 0.0 if float(peer.get(add(a, b))[0]) == 3.75 else 1.0
-        result.stats = _per_call(lambda: add(a, b), peer.sync, calls, bench)
     except Exception as exc:
         result.note = f"{peer.name}: {type(exc).__name__}: {_short(exc)}"
-    return result
+        return None
+    return lambda: add(a, b)
 
 
 def _ratios(row: Row) -> None:

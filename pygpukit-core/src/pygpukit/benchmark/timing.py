@@ -208,6 +208,37 @@ def copies_for(nbytes_per_set: int, cache_bytes: int, limit: int = 64) -> int:
     return max(1, min(limit, math.ceil(4 * cache_bytes / nbytes_per_set)))
 
 
+def per_call_interleaved(
+    contestants: list[tuple[Callable[[], Any], Callable[[], None]]],
+    calls: int,
+    *,
+    warmup: int,
+    repeats: int,
+    budget_s: float,
+    settle_s: float = 0.2,
+) -> list[Stats]:
+    """`per_call` for several (fn, sync) pairs at once, their samples taken in turn: a
+    drift in the host's clock speed over the run (frequency scaling, a neighbour's load)
+    lands on every contestant alike instead of on whoever went first. Each first runs for
+    `settle_s` seconds untimed."""
+    clocks = [HostClock(sync) for _, sync in contestants]
+    for (fn, _), clock in zip(contestants, clocks, strict=True):
+        for _ in range(max(1, warmup)):
+            clock.time(fn, min(calls, 100))
+        end = time.perf_counter() + settle_s
+        while time.perf_counter() < end:
+            clock.time(fn, min(calls, 100))
+    samples: list[list[float]] = [[] for _ in contestants]
+    deadline = time.perf_counter() + budget_s * len(contestants)
+    with no_gc():
+        for _ in range(repeats):
+            for (fn, _), clock, got in zip(contestants, clocks, samples, strict=True):
+                got.append(clock.time(fn, calls) / calls)
+            if len(samples[0]) >= min(3, repeats) and time.perf_counter() > deadline:
+                break
+    return [Stats.of(got, inner=calls) for got in samples]
+
+
 def per_call(
     fn: Callable[[], Any],
     sync: Callable[[], None],
