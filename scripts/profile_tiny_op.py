@@ -103,6 +103,20 @@ def param_sizes(a: gp.GPUArray, calls: int, sync: Callable[[], None]) -> None:
         ptr = a.buffer.ptr
         us = per_call_us(lambda: plan(0, ptr), calls, sync)  # noqa: B023
         print(f"{name + ' plan':<18} {us:7.2f} us (LaunchPlan, one pointer written)")
+    # the same plan on other streams: does the legacy default stream's implicit ordering
+    # with every blocking stream cost launch time?
+    streams = {
+        "per-thread default": 2,  # CU_STREAM_PER_THREAD
+        "blocking stream": gp.cuda.Stream(non_blocking=False).ptr,
+        "non-blocking stream": gp.cuda.Stream(non_blocking=True).ptr,
+    }
+    for label, handle in streams.items():
+        us = per_call_us(lambda: plan(handle, ptr), calls, sync)  # noqa: B023
+        print(f"{'plan, ' + label:<18} {us:7.2f} us")
+    b = gp.asarray(np.ones(1, np.float32), device=a.device)
+    with gp.cuda.Stream(non_blocking=True):
+        us = per_call_us(lambda: a + b, calls, gp.cuda.synchronize)
+    print(f"{'a + b, own stream':<18} {us:7.2f} us (a non-blocking stream current)")
 
 
 def main() -> None:
