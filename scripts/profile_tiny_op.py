@@ -105,10 +105,11 @@ def param_sizes(a: gp.GPUArray, calls: int, sync: Callable[[], None]) -> None:
         print(f"{name + ' plan':<18} {us:7.2f} us (LaunchPlan, one pointer written)")
     # the same plan on other streams: does the legacy default stream's implicit ordering
     # with every blocking stream cost launch time?
+    held = [gp.cuda.Stream(non_blocking=False), gp.cuda.Stream(non_blocking=True)]  # alive
     streams = {
         "per-thread default": 2,  # CU_STREAM_PER_THREAD
-        "blocking stream": gp.cuda.Stream(non_blocking=False).ptr,
-        "non-blocking stream": gp.cuda.Stream(non_blocking=True).ptr,
+        "blocking stream": held[0].ptr,
+        "non-blocking stream": held[1].ptr,
     }
     for label, handle in streams.items():
         us = per_call_us(lambda: plan(handle, ptr), calls, sync)  # noqa: B023
