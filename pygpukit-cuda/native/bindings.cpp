@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include "allocator_table.hpp"
+#include "buffer_allocator.hpp"
 #include "context.hpp"
 #include "driver_api.hpp"
 #include "launch.hpp"
@@ -123,6 +124,21 @@ PYBIND11_MODULE(_native, m) {
     static PyTypeObject* plan_type = pgk::make_launch_plan_type(&set_python_error);
     if (plan_type == nullptr) throw py::error_already_set();
     m.attr("LaunchPlan") = py::handle(reinterpret_cast<PyObject*>(plan_type));
+    if (!pgk::make_buffer_types()) throw py::error_already_set();
+    m.attr("DeviceBuffer") = py::handle(reinterpret_cast<PyObject*>(pgk::device_buffer_type()));
+    m.attr("BufferAllocator") =
+        py::handle(reinterpret_cast<PyObject*>(pgk::buffer_allocator_type()));
+
+    m.def(
+        "buffer_allocator",
+        [](py::object fast_table, py::object context) {
+            PyObject* a = pgk::new_buffer_allocator(fast_table.ptr(), context.ptr());
+            if (a == nullptr) throw py::error_already_set();
+            return py::reinterpret_steal<py::object>(a);
+        },
+        py::arg("fast_table"), py::arg("context"),
+        "A BufferAllocator over a Rust pool's fast table (MemoryPool.fast_table()); its "
+        "DeviceBuffers carry `context` (the device's Context). Needs no driver.");
 
     // -- driver ----------------------------------------------------------------------
     m.def("load_driver", &pgk::load_driver, py::arg("path") = "libcuda.so.1",

@@ -159,8 +159,17 @@ class RustPoolAllocator:
         self.device = device
         self.pool = rust.MemoryPool.from_capsule(context.allocator_capsule(), device=device)
         rust.register_device_pool(device, self.pool)
+        #: the extension's BufferAllocator over the pool's cache, when both sides have one
+        self.fast = _fast_allocator(self.pool, context)
 
-    def allocate(self, nbytes: int) -> PoolBuffer:
+    def allocate(self, nbytes: int) -> Any:
+        """A PoolBuffer, or the extension's DeviceBuffer when the pool's cache serves the
+        request without waiting (the common case: one native call, one small object)."""
+        fast = self.fast
+        if fast is not None:
+            buffer = fast(nbytes)
+            if buffer is not None:
+                return buffer
         if nbytes < 0:
             raise ValueError(f"cannot allocate a negative size ({nbytes} bytes)")
         if nbytes == 0:
@@ -183,6 +192,21 @@ class RustPoolAllocator:
         out["cache_hits"] = out.get("reuses", 0)
         out["allocator"] = "rust pool"
         return out
+
+
+def _fast_allocator(pool: Any, context: Any) -> Any:
+    """The extension's BufferAllocator over `pool`, or None when the Rust runtime or the
+    extension predates it (both are optional speed-ups of the same pool)."""
+    from . import _loader
+
+    make_table = getattr(pool, "fast_table", None)
+    try:
+        make = getattr(_loader.native(), "buffer_allocator", None)
+    except _loader.CudaUnavailable:
+        return None
+    if make_table is None or make is None:
+        return None
+    return make(make_table(), context)
 
 
 def make_device_allocator(context: Any, device: str) -> RustPoolAllocator | CachingAllocator:

@@ -1,6 +1,7 @@
 //! Python bindings of the runtime's `memory` part: `MemoryPool`, `Block` and the pool registry.
 
 use std::ffi::{c_int, c_void, CStr};
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use pyo3::exceptions::{PyBufferError, PyKeyError, PyMemoryError, PyRuntimeError, PyValueError};
@@ -287,6 +288,28 @@ impl PyMemoryPool {
         Ok(d)
     }
 
+    /// A capsule named "pygpukit.pool_fast_v1" holding C functions that allocate from this
+    /// pool's cache without waiting and free such blocks: the CUDA extension's buffer
+    /// allocator calls them, so a new array's memory costs no Python object but its own.
+    /// Refused for a pool with eviction (its blocks' pointers can move).
+    fn fast_table<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
+        if self.inner.config().enable_eviction {
+            return Err(PyValueError::new_err(
+                "a pool with eviction has no fast table: its block pointers can move",
+            ));
+        }
+        let pool = Box::new(self.inner.clone());
+        let table = PoolFastTableV1 {
+            abi_version: 1,
+            struct_size: std::mem::size_of::<PoolFastTableV1>() as u32,
+            pool: &*pool as *const Arc<MemoryPool> as *const c_void,
+            allocate: fast_allocate,
+            free: fast_free,
+        };
+        let contents = FastTableInCapsule { table, _pool: pool };
+        PyCapsule::new(py, contents, Some(FAST_CAPSULE_NAME.to_owned()))
+    }
+
     /// Return every cached byte to the device; returns how many.
     fn free_all_cached(&self, py: Python<'_>) -> u64 {
         let pool = &self.inner;
@@ -319,6 +342,59 @@ impl PyMemoryPool {
             s.used,
             s.cached
         )
+    }
+}
+
+const FAST_CAPSULE_NAME: &CStr = c"pygpukit.pool_fast_v1";
+
+/// What `MemoryPool.fast_table` hands C code (C layout; the header first, as in the device
+/// allocator table). `allocate(pool, nbytes, &ptr)` returns an owned block handle, or null
+/// when the cache cannot serve the request without waiting; `free(handle)` gives it back.
+#[repr(C)]
+struct PoolFastTableV1 {
+    abi_version: u32,
+    struct_size: u32,
+    pool: *const c_void,
+    allocate: unsafe extern "C" fn(*const c_void, u64, *mut u64) -> *mut c_void,
+    free: unsafe extern "C" fn(*mut c_void),
+}
+
+/// The capsule's contents: the table first (C code reads it at the capsule's pointer), then
+/// the pool reference the table's `pool` points into.
+#[repr(C)]
+struct FastTableInCapsule {
+    table: PoolFastTableV1,
+    #[allow(clippy::redundant_allocation)] // the table points at the Arc: its address must stay
+    _pool: Box<Arc<MemoryPool>>,
+}
+
+// The raw pointers point into `_pool`, which moves with the value.
+unsafe impl Send for FastTableInCapsule {}
+
+/// # Safety
+/// `pool` is a fast table's `pool`, and its capsule is alive; `ptr` is writable.
+unsafe extern "C" fn fast_allocate(
+    pool: *const c_void,
+    nbytes: u64,
+    ptr: *mut u64,
+) -> *mut c_void {
+    let pool = &*(pool as *const Arc<MemoryPool>);
+    let got = std::panic::catch_unwind(AssertUnwindSafe(|| pool.allocate_cached(nbytes)));
+    match got {
+        Ok(Some((block, p))) => {
+            *ptr = p;
+            Box::into_raw(Box::new(block)) as *mut c_void
+        }
+        _ => std::ptr::null_mut(),
+    }
+}
+
+/// # Safety
+/// `block` came from `fast_allocate` and is freed once.
+unsafe extern "C" fn fast_free(block: *mut c_void) {
+    if !block.is_null() {
+        let block = Box::from_raw(block as *mut Block);
+        let _ = std::panic::catch_unwind(AssertUnwindSafe(move || drop(block)));
     }
 }
 
@@ -487,6 +563,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(registered_devices, m)?)?;
     m.add_function(wrap_pyfunction!(host_allocator_capsule, m)?)?;
     m.add("DEVICE_ALLOCATOR_CAPSULE_NAME", ALLOCATOR_CAPSULE_NAME)?;
+    m.add("POOL_FAST_CAPSULE_NAME", FAST_CAPSULE_NAME.to_str().unwrap_or_default())?;
+    m.add("POOL_FAST_TABLE_SIZE", std::mem::size_of::<PoolFastTableV1>())?;
     m.add("DEVICE_ALLOCATOR_TABLE_SIZE", std::mem::size_of::<DeviceAllocatorTable>())?;
     Ok(())
 }

@@ -102,8 +102,14 @@ def test_arrays_live_in_the_rust_pool_registered_for_the_device() -> None:
     assert gp.memory.stats("cuda:0")["allocator"] == "rust pool"
     assert "cuda:0" in rust.registered_devices()
     pool = rust.device_pool("cuda:0")
-    assert pool.stats()["used"] >= x.nbytes
-    assert x.buffer.block.pool == pool
+    used = pool.stats()["used"]
+    assert used >= x.nbytes
+    y = x + 1  # a second array of the same size: a block of the pool's cache, natively made
+    assert type(y.buffer).__name__ in ("DeviceBuffer", "PoolBuffer")
+    assert y.buffer.context is x.buffer.context
+    assert pool.stats()["used"] >= used + x.nbytes
+    del y
+    assert pool.stats()["used"] == used
 
 
 def test_python_caching_allocator_still_works() -> None:

@@ -66,6 +66,15 @@ def _mean_dtype(x: GPUArray) -> dt.DataType:
     return x.dtype if x.dtype.is_floating else dt.DEFAULT_FLOAT
 
 
+def _cast_first(x: GPUArray, target: dt.DataType) -> GPUArray:
+    """x as `target` when that is a float type narrower than float32 (the standard casts
+    the input first; providers accumulate half and 8-bit floats in float32, which would
+    otherwise keep the input's precision)."""
+    if target is x.dtype or not target.is_floating or target.itemsize >= 4:
+        return x
+    return x.astype(target)
+
+
 def sum(
     x: GPUArray,
     /,
@@ -78,6 +87,7 @@ def sum(
     """Sum of the elements over `axis` (all axes when None)."""
     check_array("sum", x)
     out_dtype = accumulator_dtype("sum", x, dtype)
+    x = _cast_first(x, out_dtype)
     axes = reduction_axes(x, axis)
     return reduce_into("sum", x, axes, check_keepdims("sum", keepdims), out_dtype, backend)
 
@@ -94,6 +104,7 @@ def prod(
     """Product of the elements over `axis` (all axes when None)."""
     check_array("prod", x)
     out_dtype = accumulator_dtype("prod", x, dtype)
+    x = _cast_first(x, out_dtype)
     axes = reduction_axes(x, axis)
     return reduce_into("prod", x, axes, check_keepdims("prod", keepdims), out_dtype, backend)
 

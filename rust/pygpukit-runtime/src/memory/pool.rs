@@ -153,6 +153,12 @@ impl MemoryPool {
     /// a cached block fits. `None` means "use `allocate`" (which may wait). Skipped when a
     /// task context is current, so charging keeps one lock order (context before pool).
     pub fn allocate_nowait(self: &Arc<Self>, nbytes: u64) -> Option<Block> {
+        self.allocate_cached(nbytes).map(|(block, _)| block)
+    }
+
+    /// `allocate_nowait` with the block's pointer as it stands now (it stays put unless the
+    /// pool evicts, so callers that cache it must use a pool without eviction).
+    pub fn allocate_cached(self: &Arc<Self>, nbytes: u64) -> Option<(Block, u64)> {
         if nbytes == 0 || context::current().is_some() {
             return None;
         }
@@ -162,7 +168,7 @@ impl MemoryPool {
         st.counters.reuses += 1;
         let id = self.insert_record(&mut st, nbytes, capacity, ptr, home);
         drop(st);
-        Some(Block::new(self.clone(), id, nbytes, capacity, None))
+        Some((Block::new(self.clone(), id, nbytes, capacity, None), ptr))
     }
 
     fn insert_record(&self, st: &mut State, nbytes: u64, capacity: u64, ptr: u64, home: Home) -> u64 {

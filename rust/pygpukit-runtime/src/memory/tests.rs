@@ -433,6 +433,20 @@ fn nowait_paths_only_serve_the_cache() {
 }
 
 #[test]
+fn allocate_cached_reports_the_blocks_pointer() {
+    let pool = host_pool(None, false);
+    assert!(pool.allocate_cached(100).is_none(), "empty cache: must take the slow path");
+    let a = pool.allocate(100).unwrap();
+    let first = a.ptr().unwrap();
+    drop(a);
+    let (b, ptr) = pool.allocate_cached(90).expect("cached block of the same class");
+    assert_eq!((ptr, b.ptr().unwrap(), b.nbytes()), (first, first, 90));
+    assert_eq!(pool.stats().reuses, 1);
+    drop(b);
+    assert_eq!(pool.stats().used, 0);
+}
+
+#[test]
 fn ptr_nowait_serves_resident_blocks_only() {
     let pool = host_pool(None, true);
     let a = pool.allocate(4096).unwrap();

@@ -1,0 +1,180 @@
+// DeviceBuffer and BufferAllocator (see buffer_allocator.hpp): plain CPython types, so a new
+// array's buffer is one small object made without pybind11 or a Python-level constructor.
+#include "buffer_allocator.hpp"
+
+#include <structmember.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+
+namespace pgk {
+namespace {
+
+// Mirrors the Rust runtime's PoolFastTableV1 (rust/pygpukit-python/src/memory.rs).
+struct PoolFastTableV1 {
+    uint32_t abi_version;
+    uint32_t struct_size;
+    const void* pool;
+    void* (*allocate)(const void* pool, uint64_t nbytes, uint64_t* ptr);
+    void (*free)(void* block);
+};
+
+struct BufferObject {
+    PyObject_HEAD
+    unsigned long long ptr;
+    unsigned long long nbytes;
+    PyObject* context;
+    PyObject* weakrefs;
+    void* block;
+    void (*free_block)(void*);
+};
+
+struct AllocatorObject {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PoolFastTableV1 table;
+    PyObject* capsule;  // keeps the table's pool reference alive
+    PyObject* context;
+};
+
+PyTypeObject* g_buffer_type = nullptr;
+PyTypeObject* g_allocator_type = nullptr;
+
+void buffer_dealloc(PyObject* self) {
+    auto* b = reinterpret_cast<BufferObject*>(self);
+    PyTypeObject* type = Py_TYPE(self);
+    if (b->weakrefs != nullptr) PyObject_ClearWeakRefs(self);
+    if (b->block != nullptr) b->free_block(b->block);  // back to the pool's cache
+    Py_XDECREF(b->context);
+    type->tp_free(self);
+    Py_DECREF(type);
+}
+
+PyObject* buffer_repr(PyObject* self) {
+    auto* b = reinterpret_cast<BufferObject*>(self);
+    char text[96];
+    std::snprintf(text, sizeof text, "<DeviceBuffer 0x%llx %llu bytes>", b->ptr, b->nbytes);
+    return PyUnicode_FromString(text);
+}
+
+PyMemberDef kBufferMembers[] = {
+    {"ptr", T_ULONGLONG, offsetof(BufferObject, ptr), READONLY, "the device address"},
+    {"nbytes", T_ULONGLONG, offsetof(BufferObject, nbytes), READONLY, "bytes requested"},
+    {"context", T_OBJECT, offsetof(BufferObject, context), READONLY, "the native Context"},
+    {"__weaklistoffset__", T_PYSSIZET, offsetof(BufferObject, weakrefs), READONLY, nullptr},
+    {nullptr, 0, 0, 0, nullptr},
+};
+
+// allocator(nbytes) -> DeviceBuffer, or None when the pool's cache cannot serve it now
+PyObject* allocator_call(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+    auto* a = reinterpret_cast<AllocatorObject*>(self);
+    if (PyVectorcall_NARGS(nargsf) != 1 || (kwnames != nullptr && PyTuple_GET_SIZE(kwnames))) {
+        PyErr_SetString(PyExc_TypeError, "BufferAllocator takes one argument: nbytes");
+        return nullptr;
+    }
+    const long long n = PyLong_AsLongLong(args[0]);
+    if (n == -1 && PyErr_Occurred()) return nullptr;
+    if (n <= 0) Py_RETURN_NONE;  // the pool holds no empty blocks: the Python path makes those
+    uint64_t ptr = 0;
+    void* block = a->table.allocate(a->table.pool, static_cast<uint64_t>(n), &ptr);
+    if (block == nullptr) Py_RETURN_NONE;
+    PyObject* obj = PyType_GenericAlloc(g_buffer_type, 0);
+    if (obj == nullptr) {
+        a->table.free(block);
+        return nullptr;
+    }
+    auto* b = reinterpret_cast<BufferObject*>(obj);
+    b->ptr = ptr;
+    b->nbytes = static_cast<unsigned long long>(n);
+    Py_INCREF(a->context);
+    b->context = a->context;
+    b->block = block;
+    b->free_block = a->table.free;
+    return obj;
+}
+
+void allocator_dealloc(PyObject* self) {
+    auto* a = reinterpret_cast<AllocatorObject*>(self);
+    PyTypeObject* type = Py_TYPE(self);
+    Py_XDECREF(a->capsule);
+    Py_XDECREF(a->context);
+    type->tp_free(self);
+    Py_DECREF(type);
+}
+
+PyMemberDef kAllocatorMembers[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(AllocatorObject, vectorcall), READONLY,
+     nullptr},
+    {nullptr, 0, 0, 0, nullptr},
+};
+
+PyTypeObject* make_type(const char* name, size_t size, PyType_Slot* slots, unsigned long flags) {
+#ifdef Py_TPFLAGS_DISALLOW_INSTANTIATION
+    flags |= Py_TPFLAGS_DISALLOW_INSTANTIATION;  // made by their factories only
+#endif
+    PyType_Spec spec = {name, static_cast<int>(size), 0, static_cast<unsigned>(flags), slots};
+    return reinterpret_cast<PyTypeObject*>(PyType_FromSpec(&spec));
+}
+
+}  // namespace
+
+bool make_buffer_types() {
+    PyType_Slot buffer_slots[] = {
+        {Py_tp_dealloc, reinterpret_cast<void*>(&buffer_dealloc)},
+        {Py_tp_repr, reinterpret_cast<void*>(&buffer_repr)},
+        {Py_tp_members, kBufferMembers},
+        {Py_tp_doc, const_cast<char*>("A block of a device's Rust pool, given back when "
+                                      "collected (made by a BufferAllocator).")},
+        {0, nullptr},
+    };
+    g_buffer_type = make_type("pygpukit_cuda._native.DeviceBuffer", sizeof(BufferObject),
+                              buffer_slots, Py_TPFLAGS_DEFAULT);
+    if (g_buffer_type == nullptr) return false;
+    PyType_Slot allocator_slots[] = {
+        {Py_tp_dealloc, reinterpret_cast<void*>(&allocator_dealloc)},
+        {Py_tp_call, reinterpret_cast<void*>(&PyVectorcall_Call)},
+        {Py_tp_members, kAllocatorMembers},
+        {Py_tp_doc, const_cast<char*>("allocator(nbytes) -> DeviceBuffer, or None when the "
+                                      "pool's cache cannot serve it without waiting.")},
+        {0, nullptr},
+    };
+    g_allocator_type = make_type("pygpukit_cuda._native.BufferAllocator",
+                                 sizeof(AllocatorObject), allocator_slots,
+                                 Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL);
+    return g_allocator_type != nullptr;
+}
+
+PyTypeObject* device_buffer_type() { return g_buffer_type; }
+PyTypeObject* buffer_allocator_type() { return g_allocator_type; }
+
+PyObject* new_buffer_allocator(PyObject* capsule, PyObject* context) {
+    if (!PyCapsule_IsValid(capsule, kPoolFastCapsuleName)) {
+        PyErr_Format(PyExc_ValueError,
+                     "expected a capsule named \"%s\" (MemoryPool.fast_table()), got %R",
+                     kPoolFastCapsuleName, capsule);
+        return nullptr;
+    }
+    auto* table = static_cast<const PoolFastTableV1*>(PyCapsule_GetPointer(capsule,
+                                                                          kPoolFastCapsuleName));
+    if (table == nullptr) return nullptr;
+    if (table->abi_version != 1 || table->struct_size < sizeof(PoolFastTableV1)) {
+        PyErr_Format(PyExc_ValueError,
+                     "pool fast table version %u of %u bytes; this extension reads version 1 "
+                     "of %zu bytes",
+                     table->abi_version, table->struct_size, sizeof(PoolFastTableV1));
+        return nullptr;
+    }
+    PyObject* obj = PyType_GenericAlloc(g_allocator_type, 0);
+    if (obj == nullptr) return nullptr;
+    auto* a = reinterpret_cast<AllocatorObject*>(obj);
+    a->vectorcall = &allocator_call;
+    a->table = *table;
+    Py_INCREF(capsule);
+    a->capsule = capsule;
+    Py_INCREF(context);
+    a->context = context;
+    return obj;
+}
+
+}  // namespace pgk

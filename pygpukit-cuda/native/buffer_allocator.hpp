@@ -1,0 +1,24 @@
+// BufferAllocator: device memory for new arrays straight from the Rust pool's cache, through
+// the C functions of its "pygpukit.pool_fast_v1" capsule. Each block comes back as a
+// DeviceBuffer (ptr, nbytes, context as plain members) that returns it to the pool when
+// collected; the Python allocator takes its own path when this one answers None.
+#pragma once
+
+#include <Python.h>
+
+namespace pgk {
+
+constexpr const char* kPoolFastCapsuleName = "pygpukit.pool_fast_v1";
+
+// Makes the DeviceBuffer and BufferAllocator types (once, at import); false with a Python
+// error set on failure.
+bool make_buffer_types();
+
+PyTypeObject* device_buffer_type();
+PyTypeObject* buffer_allocator_type();
+
+// A BufferAllocator over the pool behind `capsule`, whose buffers carry `context`.
+// Returns nullptr with a Python error set for a capsule that is not a fast table.
+PyObject* new_buffer_allocator(PyObject* capsule, PyObject* context);
+
+}  // namespace pgk
