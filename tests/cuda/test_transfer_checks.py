@@ -54,6 +54,12 @@ def test_pool_blocks_go_to_the_copier_and_other_buffers_to_the_driver(
         def download(self, block: Any, offset: int, out: np.ndarray, stream: int) -> None:
             calls.append(("copier.download", block, offset, out.nbytes, stream))
 
+        def upload_to(self, ptr: int, host: np.ndarray, stream: int) -> None:
+            calls.append(("copier.upload_to", ptr, host.nbytes, stream))
+
+        def download_from(self, ptr: int, out: np.ndarray, stream: int) -> None:
+            calls.append(("copier.download_from", ptr, out.nbytes, stream))
+
     ctx = SimpleNamespace(ordinal=0)
     monkeypatch.setattr(transfers, "copier", lambda ordinal: Copier())
 
@@ -77,3 +83,17 @@ def test_pool_blocks_go_to_the_copier_and_other_buffers_to_the_driver(
         ("copier.upload", "B", 8, 40, 0), ("copier.download", "B", 0, 40, 0),
         ("driver.upload", 8192 + 16, 40, 0), ("driver.download", 8192 + 4, 40, 0),
     ]  # fmt: skip
+    # a native DeviceBuffer (a pool block without a Block object), bare or stream-tied
+    native = pytest.importorskip("pygpukit_cuda._native")
+    rust = pytest.importorskip("_pygpukit_rust")
+    pool = rust.MemoryPool()
+    pool.allocate(400)  # one block in the cache for the fast allocator to serve
+    buf = native.buffer_allocator(pool.fast_table(), ctx)(400)
+    assert buf is not None
+    calls.clear()
+    transfers.upload(buf, 8, host)
+    transfers.download(transfers.streams.StreamBuffer(buf, None), 4, host)  # type: ignore[arg-type]
+    assert calls == [
+        ("copier.upload_to", buf.ptr + 8, 40, 0), ("copier.download_from", buf.ptr + 4, 40, 0)
+    ]  # fmt: skip
+    del buf

@@ -118,12 +118,15 @@ def download(buffer: Any, offset: int, out: np.ndarray) -> None:
 
 
 def _copy(direction: str, buffer: Any, offset: int, host: np.ndarray) -> None:
-    """On the current stream: pool blocks through the Rust copier, other buffers (the
-    caching allocator's) through the driver's async copy."""
+    """On the current stream: pool blocks through the Rust copier (a PoolBuffer's block, or
+    a native DeviceBuffer's address), other buffers (the caching allocator's, foreign
+    memory) through the driver's async copy."""
     ctx = buffer.context
     stream = streams.current_handle(ctx.ordinal)
-    block = getattr(buffer, "block", None)
-    c = copier(ctx.ordinal) if block is not None else None
+    inner = buffer.inner if type(buffer) is streams.StreamBuffer else buffer
+    block = getattr(inner, "block", None)
+    pooled = block is not None or type(inner) is getattr(_loader.native(), "DeviceBuffer", None)
+    c = copier(ctx.ordinal) if pooled else None
     if c is None:
         if direction == "upload":
             streams.upload(ctx, buffer.ptr + offset, host.ctypes.data, host.nbytes, stream)
@@ -131,7 +134,12 @@ def _copy(direction: str, buffer: Any, offset: int, host: np.ndarray) -> None:
             streams.download(ctx, host.ctypes.data, buffer.ptr + offset, host.nbytes, stream)
         return
     try:
-        getattr(c, direction)(block, offset, host, stream)
+        if block is not None:
+            getattr(c, direction)(block, offset, host, stream)
+        elif direction == "upload":  # the range was checked by _check_range
+            c.upload_to(buffer.ptr + offset, host, stream)
+        else:
+            c.download_from(buffer.ptr + offset, host, stream)
     except RuntimeError as exc:
         if hasattr(exc, "code"):
             raise _device_error(exc) from None

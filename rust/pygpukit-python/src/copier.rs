@@ -101,6 +101,25 @@ impl PyStreamCopier {
         py.detach(|| copier.download(block, offset, dst, stream)).map_err(|e| copy_err(py, e))
     }
 
+    /// `upload` to the device address `ptr`: a block of this copier's pool held by a native
+    /// buffer (no `Block` object), the range checked by the caller.
+    #[pyo3(signature = (ptr, data, stream=0))]
+    fn upload_to(&self, py: Python<'_>, ptr: u64, data: &Bound<'_, PyAny>, stream: u64) -> PyResult<()> {
+        let buf = RawBuffer::get(data, false)?;
+        let (copier, src) = (&self.inner, buf.as_slice());
+        py.detach(|| copier.upload_to(ptr, src, stream)).map_err(|e| copy_err(py, e))
+    }
+
+    /// `download` from the device address `ptr`, vouched for as in `upload_to`.
+    #[pyo3(signature = (ptr, out, stream=0))]
+    fn download_from(&self, py: Python<'_>, ptr: u64, out: &Bound<'_, PyAny>, stream: u64) -> PyResult<()> {
+        let buf = RawBuffer::get(out, true)?;
+        // SAFETY: exported writable; the export lasts until `buf` drops, after the copy.
+        let dst = unsafe { buf.as_mut_slice() };
+        let copier = &self.inner;
+        py.detach(|| copier.download_from(ptr, dst, stream)).map_err(|e| copy_err(py, e))
+    }
+
     /// Release the staging of uploads whose copies finished; how many are still in flight.
     fn reap(&self) -> usize {
         self.inner.reap()

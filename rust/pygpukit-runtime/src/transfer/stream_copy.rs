@@ -272,6 +272,12 @@ impl StreamCopier {
     /// been read (it may be reused at once); later work on `stream` sees the data.
     pub fn upload(&self, block: &Block, offset: u64, src: &[u8], stream: u64) -> Result<(), CopyError> {
         let dst = self.device_range(block, offset, src.len())?;
+        self.upload_to(dst, src, stream)
+    }
+
+    /// `upload` to the device address `dst`, which the caller vouches for: inside a live
+    /// block of this copier's pool, the range checked (blocks held outside a `Block` handle).
+    pub fn upload_to(&self, dst: u64, src: &[u8], stream: u64) -> Result<(), CopyError> {
         if src.is_empty() {
             return Ok(());
         }
@@ -295,6 +301,11 @@ impl StreamCopier {
     /// once the bytes are in `dst`.
     pub fn download(&self, block: &Block, offset: u64, dst: &mut [u8], stream: u64) -> Result<(), CopyError> {
         let src = self.device_range(block, offset, dst.len())?;
+        self.download_from(src, dst, stream)
+    }
+
+    /// `download` from the device address `src`, vouched for as in `upload_to`.
+    pub fn download_from(&self, src: u64, dst: &mut [u8], stream: u64) -> Result<(), CopyError> {
         if dst.is_empty() {
             return Ok(());
         }
