@@ -81,7 +81,9 @@ def test_views_strategy_gives_views_of_every_kind(x: gp.GPUArray) -> None:
 def test_views_strategy_covers_non_contiguous_and_edge_sizes() -> None:
     seen: dict[str, bool] = {"noncontig": False, "zero": False, "one": False, "zero_stride": False}
 
-    @settings(max_examples=150, deadline=None)
+    # a broadcast (zero-stride) view is about 1 draw in 25: enough draws, and a fixed seed,
+    # so that this checks the strategy rather than luck (150 random draws missed it at times)
+    @settings(max_examples=400, deadline=None, derandomize=True, database=None)
     @given(gpt.views(dtype="float32"))
     def probe(x: gp.GPUArray) -> None:
         seen["noncontig"] |= not x.is_contiguous
