@@ -24,8 +24,8 @@ class Scratch:
 
     def __init__(self) -> None:
         Scratch.count += 1
-        self.buffer = FakeBuffer(0x7000_0000 + Scratch.count * 0x1000, 0)
-        self.offset = 0
+        self._buffer = FakeBuffer(0x7000_0000 + Scratch.count * 0x1000, 0)
+        self._offset = 0
 
     @classmethod
     def empty(cls, shape: tuple[int, ...], dtype: Any, device: Any) -> Scratch:

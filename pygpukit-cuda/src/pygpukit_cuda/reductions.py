@@ -112,9 +112,10 @@ _MAX_PLANS = 4096  # a program with endlessly new shapes starts over rather than
 
 def launch(spec: rs.ReductionSpec, x: GPUArray, out: GPUArray, axes: tuple[int, ...],
            param: float = 0.0) -> None:  # fmt: skip
-    """Run reduction `spec` of x over `axes` into the keepdims-shaped `out`."""
-    index = out.device.index
-    key = (id(spec), index, x.shape, x.strides, out.strides, axes, param)
+    """Run reduction `spec` of x over `axes` into the keepdims-shaped `out` (slot reads
+    below rather than properties: this runs once per call)."""
+    index = out._device.index
+    key = (id(spec), index, x._shape, x._strides, out._strides, axes, param)
     plan = _plans.get(key)
     if plan is None:
         plan = _new_plan(spec, x, out, axes, param)
@@ -124,11 +125,11 @@ def launch(spec: rs.ReductionSpec, x: GPUArray, out: GPUArray, axes: tuple[int, 
     main = plan.main
     if main is None:
         return
-    ws = GPUArray.empty((plan.ws_bytes,), dt.uint8, out.device) if plan.ws_bytes else None
-    ws_ptr = _ptr(ws) if ws is not None else 0
+    ws = GPUArray.empty((plan.ws_bytes,), dt.uint8, out._device) if plan.ws_bytes else None
+    ws_ptr = ws._buffer.ptr if ws is not None else 0
     stream = streams.current_handle(index)
-    out_ptr = _ptr(out)
-    main(stream, out_ptr, ws_ptr, _ptr(x))
+    out_ptr = out._buffer.ptr + out._offset
+    main(stream, out_ptr, ws_ptr, x._buffer.ptr + x._offset)
     if plan.fin is not None:
         plan.fin(stream, out_ptr, ws_ptr)
 
@@ -192,10 +193,17 @@ def _check(op: str, x: GPUArray, out: GPUArray) -> None:
 
 
 def _reduction(op: str) -> Any:
+    specs: dict[tuple[str, str], rs.ReductionSpec] = {}  # (x, out) dtype names -> kernel
+
     def kernel(x: GPUArray, out: GPUArray, axes: tuple[int, ...], **params: Any) -> None:
-        _check(op, x, out)
-        param = float(params.get("correction", 0.0))
-        launch(rs.reduction_kernel(op, x.dtype, out.dtype), x, out, tuple(axes), param)
+        spec = specs.get((x._dtype.name, out._dtype.name))
+        if spec is None:  # checked once per dtype pair
+            _check(op, x, out)
+            spec = specs[(x.dtype.name, out.dtype.name)] = rs.reduction_kernel(
+                op, x.dtype, out.dtype
+            )
+        param = float(params.get("correction", 0.0)) if params else 0.0
+        launch(spec, x, out, axes if type(axes) is tuple else tuple(axes), param)
 
     kernel.__name__ = f"cuda_{op}"
     return kernel

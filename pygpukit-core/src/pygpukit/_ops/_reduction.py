@@ -83,9 +83,12 @@ def reduce_into(
 def drop_axes(out: GPUArray, axes: tuple[int, ...]) -> GPUArray:
     """A view of the fresh, contiguous keepdims-shaped `out` without the length-1 `axes`."""
     # dropping length-1 axes of a contiguous array keeps the others' strides: no reshape
-    keep = [i for i in range(out.ndim) if i not in axes]
-    return out._view(tuple(out.shape[i] for i in keep), tuple(out.strides[i] for i in keep),
-                     out.offset)  # fmt: skip
+    shape, strides = out._shape, out._strides
+    if len(axes) == len(shape):  # a full reduction: the 0-d view
+        return out._view((), (), out._offset)
+    keep = [i for i in range(len(shape)) if i not in axes]
+    return out._view(tuple(shape[i] for i in keep), tuple(strides[i] for i in keep),
+                     out._offset)  # fmt: skip
 
 
 def check_keepdims(op: str, keepdims: Any) -> bool:
