@@ -23,7 +23,7 @@ from .. import config
 from .._array import GPUArray
 from .._dispatch import kernel_for
 from .._promotion import check_int_fits, promote_types, result_type_with_scalar
-from .._views import broadcast_shapes
+from .._views import broadcast_shapes, broadcast_strides
 from ._core import _gated, device_of, dtypes_of, empty, kernel_on, scalar_or_array
 
 # op name -> (rule, summary). Rules say which inputs are accepted and the output dtype.
@@ -177,10 +177,11 @@ _SCALAR_TYPES = (float, int, bool)
 
 def _fast_binary(op: str, x1: Any, x2: Any, x: GPUArray, backend: str | None) -> GPUArray:
     """x1 op x2 where `x` (one of them) is an array and the other is an array of the same
-    shape, dtype and device or a Python scalar: no broadcasting, no views.
+    dtype and device or a Python scalar.
 
-    The dtype rule and the kernel are decided once per settings snapshot and operand types;
-    a Python int against an integer array is still range-checked on every call."""
+    The dtype rule and the kernel are decided once per settings snapshot and operand types,
+    two arrays' broadcast layout once per pair of shapes and strides; a Python int against
+    an integer array is still range-checked on every call."""
     other = x2 if x is x1 else x1
     scalar_type = type(other) if type(other) is not GPUArray else None
     device = x._device
@@ -201,9 +202,31 @@ def _fast_binary(op: str, x1: Any, x2: Any, x: GPUArray, backend: str | None) ->
         if bounds is not None and not bounds[0] <= other <= bounds[1]:
             check_int_fits(other, x._dtype)  # raises OverflowError naming the range
     fn = hit[0] if current_task_id() is None else _gated(hit[0])
+    if scalar_type is None and x1._shape != x2._shape:  # two arrays that broadcast
+        shape, s1, s2 = _broadcast_layout(x1, x2)
+        out = GPUArray.empty(shape, hit[2], device)
+        fn(x1._view(shape, s1, x1._offset), x2._view(shape, s2, x2._offset), out, hit[1])
+        return out
     out = GPUArray.empty(x._shape, hit[2], device)
     fn(x1, x2, out, hit[1])
     return out
+
+
+# (shape, strides) of two operands -> (result shape, each one's strides broadcast to it)
+_layouts: dict[tuple[Any, ...], tuple[tuple[int, ...], ...]] = {}
+
+
+def _broadcast_layout(x1: GPUArray, x2: GPUArray) -> tuple[tuple[int, ...], ...]:
+    key = (x1._shape, x1._strides, x2._shape, x2._strides)
+    hit = _layouts.get(key)
+    if hit is None:
+        shape = broadcast_shapes(x1._shape, x2._shape)  # ValueError for shapes that clash
+        hit = (shape, broadcast_strides(x1._shape, x1._strides, shape),
+               broadcast_strides(x2._shape, x2._strides, shape))  # fmt: skip
+        if len(_layouts) >= 1024:
+            _layouts.clear()  # endlessly new shapes: start over rather than grow
+        _layouts[key] = hit
+    return hit
 
 
 def apply_binary(
@@ -213,10 +236,8 @@ def apply_binary(
         t1, t2 = type(x1), type(x2)
         if t1 is GPUArray:
             if t2 is GPUArray:
-                if (
-                    x1._dtype is x2._dtype
-                    and x1._shape == x2._shape
-                    and (x1._device is x2._device or x1._device == x2._device)
+                if x1._dtype is x2._dtype and (
+                    x1._device is x2._device or x1._device == x2._device
                 ):
                     return _fast_binary(op, x1, x2, x1, backend)
             elif t2 in _SCALAR_TYPES:
