@@ -194,3 +194,21 @@ def test_a_full_plan_table_starts_over(
         provider.run(spec, out, [a, 2.5])
         assert fn.launches[-1][2] == reference(spec, out, [a, 2.5])[1]
         assert len(provider._plans) <= 3
+
+
+def test_run1_and_run2_share_the_plans_run_makes(recorded: dict[str, Recorder]) -> None:
+    add = source.binary_kernel("add", dt.float32, dt.float32)
+    neg = source.unary_kernel("negative", dt.float32, dt.float32, None)
+    a = GPUArray(FakeBuffer(1 << 20, 4096), (8, 16), dt.float32, CUDA0)
+    b = GPUArray(FakeBuffer(1 << 22, 4096), (16, 8), dt.float32, CUDA0).mT  # transposed
+    out = GPUArray(FakeBuffer(1 << 21, 4096), (8, 16), dt.float32, CUDA0)
+    provider.run(add, out, [a, b])
+    provider.run(neg, out, [b])
+    assert len(provider._plans) == 2
+    provider.run2(add, out, a, b)
+    provider.run1(neg, out, b)
+    provider.run2(add, out, b, a)  # another layout: a plan of its own, built through run
+    assert len(provider._plans) == 3
+    adds, negs = recorded[add.name].launches, recorded[neg.name].launches
+    assert adds[1] == adds[0] and negs[1] == negs[0]  # the fast key found run's plans
+    assert adds[2][2] == reference(add, out, [b, a])[1]
