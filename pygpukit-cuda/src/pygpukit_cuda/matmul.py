@@ -19,6 +19,7 @@ from pygpukit import _dtypes as dt
 
 from . import cublaslt, launcher, provider
 from .device import context
+from .dims import merge_dims
 from .kernels import gemm_source
 
 MATMUL_DTYPES = gemm_source.SIMT_DTYPES
@@ -40,19 +41,9 @@ def _ptr(x: GPUArray) -> int:
 def _merge_batch(shape: tuple[int, ...], *strides: tuple[int, ...]
                  ) -> list[tuple[int, tuple[int, ...]]]:  # fmt: skip
     """Batch dimensions as (size, per-operand strides), size-1 ones dropped and neighbours
-    merged where every operand steps evenly across both."""
-    dims: list[tuple[int, tuple[int, ...]]] = []
-    for d, size in enumerate(shape):
-        if size == 1:
-            continue
-        st = tuple(s[d] for s in strides)
-        if dims:
-            psize, pst = dims[-1]
-            if all(p == c * size for p, c in zip(pst, st, strict=True)):
-                dims[-1] = (psize * size, st)
-                continue
-        dims.append((size, st))
-    return dims
+    merged where every operand steps evenly across both (no dimension at all for a batch of
+    one, where `merge_dims` reports a single size-1 dimension)."""
+    return [(size, tuple(st)) for size, st in merge_dims(shape, list(strides)) if size != 1]
 
 
 def _fold_rows(x1: GPUArray, x2: GPUArray) -> int | None:
