@@ -3,7 +3,7 @@
 `function(device_index, name, source, options)` is the one way in; it keeps every loaded
 kernel in memory per (device, name, options, source), so the second call of an op costs a
 dict lookup. `Function.launch` packs the arguments with a prebuilt `struct.Struct` and hands
-the bytes to cuLaunchKernel.
+the bytes to cuLaunchKernel; the hot paths launch through `launch_plan` instead.
 """
 
 from __future__ import annotations
@@ -47,16 +47,6 @@ class Function:
         if stream is None:
             stream = streams.current_handle(self.device_index)
         self.context.launch(self.handle, grid, block, shared, stream, self.packer.pack(*args))
-
-    def launch_packed(
-        self, grid: int, block: int, args: bytes | bytearray, shared: int = 0,
-        stream: int | None = None,
-    ) -> None:  # fmt: skip
-        """Launch a 1-D grid with arguments already packed in this kernel's C layout (the
-        elementwise hot path: no tuples to convert, no packing here)."""
-        if stream is None:
-            stream = streams.current_handle(self.device_index)
-        self.context.launch(self.handle, grid, block, shared, stream, args)
 
     def __repr__(self) -> str:
         t = self.image.target
