@@ -29,7 +29,9 @@ def log_softmax(x: GPUArray, out: GPUArray, axis: int) -> None:
 
 
 def layernorm(x: GPUArray, gamma: GPUArray, beta: GPUArray, out: GPUArray, eps: float) -> None:
-    a = operand(x, out.dtype)
+    # statistics in float64: in float32, a row of nearly equal values loses most digits
+    # of x - mean, and the normalization then magnifies that error
+    a = operand(x, out.dtype).astype(np.float64, copy=False)
     centred = a - a.mean(axis=-1, keepdims=True)
     var = np.square(centred).mean(axis=-1, keepdims=True)
     inv = 1 / np.sqrt(var + eps)
