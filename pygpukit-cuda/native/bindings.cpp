@@ -5,9 +5,12 @@
 #include "allocator_table.hpp"
 #include "buffer_allocator.hpp"
 #include "context.hpp"
+#include "cublaslt_api.hpp"
 #include "driver_api.hpp"
+#include "graph.hpp"
 #include "launch.hpp"
 #include "launch_plan.hpp"
+#include "matmul_plan.hpp"
 #include "module.hpp"
 #include "nvrtc_api.hpp"
 #include "stream.hpp"
@@ -68,6 +71,7 @@ uintptr_t handle(const void* p) { return reinterpret_cast<uintptr_t>(p); }
 
 PyObject* g_cuda_error = nullptr;  // pygpukit_cuda._native.CudaError
 PyObject* g_lost_error = nullptr;  // pygpukit_cuda.errors.CudaContextLostError
+PyObject* g_lt_error = nullptr;    // pygpukit_cuda._native.CublasLtError
 
 // The C++ exception being handled as a Python error, as pybind11's translators would set it;
 // for code called without pybind11 (LaunchPlan's vectorcall).
@@ -78,6 +82,10 @@ void set_python_error() {
         PyErr_SetString(g_lost_error, e.what());
     } catch (const pgk::CudaError& e) {
         PyErr_SetString(g_cuda_error, e.what());
+    } catch (const pgk::LtError& e) {
+        PyErr_SetString(g_lt_error, e.what());
+    } catch (const std::invalid_argument& e) {
+        PyErr_SetString(PyExc_ValueError, e.what());
     } catch (py::error_already_set& e) {
         e.restore();
     } catch (const std::exception& e) {
@@ -108,6 +116,8 @@ PYBIND11_MODULE(_native, m) {
     g_cuda_error =
         py::register_exception<pgk::CudaError>(m, "CudaError", PyExc_RuntimeError).ptr();
     py::register_exception<pgk::NvrtcError>(m, "NvrtcError", PyExc_RuntimeError);
+    g_lt_error =
+        py::register_exception<pgk::LtError>(m, "CublasLtError", PyExc_RuntimeError).ptr();
     // A lost context raises the pure-Python class (catchable without the extension); this
     // translator is registered after CudaError's, so it is tried first.
     g_lost_error =
@@ -126,6 +136,9 @@ PYBIND11_MODULE(_native, m) {
     m.attr("LaunchPlan") = py::handle(reinterpret_cast<PyObject*>(plan_type));
     if (!pgk::make_buffer_types()) throw py::error_already_set();
     m.attr("DeviceBuffer") = py::handle(reinterpret_cast<PyObject*>(pgk::device_buffer_type()));
+    static PyTypeObject* matmul_plan_type = pgk::make_matmul_plan_type(&set_python_error);
+    if (matmul_plan_type == nullptr) throw py::error_already_set();
+    m.attr("MatmulPlan") = py::handle(reinterpret_cast<PyObject*>(matmul_plan_type));
     m.attr("BufferAllocator") =
         py::handle(reinterpret_cast<PyObject*>(pgk::buffer_allocator_type()));
 
@@ -207,6 +220,48 @@ PYBIND11_MODULE(_native, m) {
             },
             py::arg("host_ptr"), py::arg("src"), py::arg("nbytes"))
         .def("copy", &Context::copy, py::arg("dst"), py::arg("src"), py::arg("nbytes"))
+        .def(
+            "copy_async",
+            [](const Context& c, CUdeviceptr dst, CUdeviceptr src, size_t n, uintptr_t stream) {
+                c.make_current();
+                pgk::check(pgk::driver().cuMemcpyDtoDAsync(dst, src, n,
+                                                           reinterpret_cast<CUstream>(stream)),
+                           "cuMemcpyDtoDAsync");
+            },
+            py::arg("dst"), py::arg("src"), py::arg("nbytes"), py::arg("stream"),
+            "A device-to-device copy queued on `stream`.")
+        .def(
+            "stream_synchronize",
+            [](const Context& c, uintptr_t stream) {
+                py::gil_scoped_release release;
+                c.make_current();
+                pgk::check(pgk::driver().cuStreamSynchronize(reinterpret_cast<CUstream>(stream)),
+                           "cuStreamSynchronize");
+            },
+            py::arg("stream"), "Wait for one stream (0: the legacy default stream).")
+        .def(
+            "stream_query",
+            [](const Context& c, uintptr_t stream) {
+                c.make_current();
+                CUresult rc = pgk::driver().cuStreamQuery(reinterpret_cast<CUstream>(stream));
+                if (rc == CUDA_ERROR_NOT_READY) return false;
+                pgk::check(rc, "cuStreamQuery");
+                return true;
+            },
+            py::arg("stream"), "True when the stream's queued work has finished.")
+        .def(
+            "begin_capture",
+            [](const Context& c, uintptr_t stream, int mode) {
+                pgk::begin_capture(c, reinterpret_cast<CUstream>(stream), mode);
+            },
+            py::arg("stream"), py::arg("mode"),
+            "Start capturing `stream` into a CUDA graph (mode: CUstreamCaptureMode).")
+        .def(
+            "is_capturing",
+            [](const Context& c, uintptr_t stream) {
+                return pgk::is_capturing(c, reinterpret_cast<CUstream>(stream));
+            },
+            py::arg("stream"))
         .def("memset8", &Context::memset8, py::arg("dst"), py::arg("value"), py::arg("nbytes"))
         .def("synchronize",
              [](const Context& c) {
@@ -288,6 +343,70 @@ PYBIND11_MODULE(_native, m) {
     m.attr("ATTR_WARP_SIZE") = CU_DEVICE_ATTRIBUTE_WARP_SIZE;
     m.attr("ATTR_CLOCK_RATE") = CU_DEVICE_ATTRIBUTE_CLOCK_RATE;
     m.attr("ATTR_PCI_BUS_ID") = CU_DEVICE_ATTRIBUTE_PCI_BUS_ID;
+
+    // -- CUDA graphs -----------------------------------------------------------------
+    py::class_<pgk::Graph, std::shared_ptr<pgk::Graph>>(m, "Graph")
+        .def(py::init([](std::shared_ptr<Context> c, uintptr_t stream) {
+                 return std::make_shared<pgk::Graph>(std::move(c),
+                                                     reinterpret_cast<CUstream>(stream));
+             }),
+             py::arg("context"), py::arg("stream"),
+             "End the capture on `stream` and instantiate the graph it recorded.")
+        .def(
+            "launch",
+            [](const pgk::Graph& g, uintptr_t stream) {
+                g.launch(reinterpret_cast<CUstream>(stream));
+            },
+            py::arg("stream"), "Enqueue one replay on `stream`.")
+        .def_property_readonly("node_count", &pgk::Graph::node_count);
+    m.attr("CAPTURE_MODE_GLOBAL") = CU_STREAM_CAPTURE_MODE_GLOBAL;
+    m.attr("CAPTURE_MODE_THREAD_LOCAL") = CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
+    m.attr("CAPTURE_MODE_RELAXED") = CU_STREAM_CAPTURE_MODE_RELAXED;
+
+    // -- cuBLASLt ----------------------------------------------------------------------
+    py::class_<pgk::CublasLt, std::shared_ptr<pgk::CublasLt>>(m, "CublasLt")
+        .def(py::init<const std::string&>(), py::arg("path"),
+             "dlopen a libcublasLt; CublasLtError names the path and what failed.")
+        .def_property_readonly("path", &pgk::CublasLt::path)
+        .def_property_readonly("version", &pgk::CublasLt::version)
+        .def(
+            "plan",
+            [](std::shared_ptr<pgk::CublasLt> lt, std::shared_ptr<Context> ctx, py::tuple types,
+               py::tuple a, py::tuple b, py::tuple out, py::tuple aligns,
+               uint64_t max_workspace, int max_candidates) {
+                pgk::LtProblem p;
+                p.data_type = types[0].cast<int>();
+                p.scale_type = types[1].cast<int>();
+                p.compute = types[2].cast<int>();
+                auto operand = [](py::tuple t) {
+                    pgk::LtOperand o;
+                    o.op = t[0].cast<int>();
+                    o.rows = t[1].cast<uint64_t>();
+                    o.cols = t[2].cast<uint64_t>();
+                    o.ld = t[3].cast<int64_t>();
+                    o.batch_stride = t[4].cast<int64_t>();
+                    return o;
+                };
+                p.a = operand(a);
+                p.b = operand(b);
+                p.m = out[0].cast<uint64_t>();
+                p.n = out[1].cast<uint64_t>();
+                p.batch = out[2].cast<int>();
+                p.c_batch_stride = out[3].cast<int64_t>();
+                p.align_a = aligns[0].cast<uint32_t>();
+                p.align_b = aligns[1].cast<uint32_t>();
+                p.align_c = aligns[2].cast<uint32_t>();
+                p.max_workspace = max_workspace;
+                p.max_candidates = max_candidates;
+                PyObject* plan = pgk::new_matmul_plan(std::move(lt), std::move(ctx), p);
+                if (plan == nullptr) throw py::error_already_set();
+                return py::reinterpret_steal<py::object>(plan);
+            },
+            py::arg("context"), py::arg("types"), py::arg("a"), py::arg("b"), py::arg("out"),
+            py::arg("aligns"), py::arg("max_workspace"), py::arg("max_candidates") = 8,
+            "A MatmulPlan, or None when cuBLASLt has no algorithm. types: (data, scale, "
+            "compute); a, b: (op, rows, cols, ld, batch_stride) in cuBLASLt's column-major "
+            "terms; out: (m, n, batch, batch_stride); aligns: bytes of A, B and C/D.");
 
     // -- streams and events ----------------------------------------------------------
     py::class_<pgk::Stream, std::shared_ptr<pgk::Stream>>(m, "Stream")

@@ -11,12 +11,14 @@
 namespace pgk {
 namespace {
 
-// Mirrors the Rust runtime's PoolFastTableV1 (rust/pygpukit-python/src/memory.rs).
-struct PoolFastTableV1 {
+// Mirrors the Rust runtime's PoolFastTableV2 (rust/pygpukit-python/src/memory.rs).
+struct PoolFastTableV2 {
     uint32_t abi_version;
     uint32_t struct_size;
     const void* pool;
-    void* (*allocate)(const void* pool, uint64_t nbytes, uint64_t* ptr);
+    void* (*allocate_cached)(const void* pool, uint64_t nbytes, uint64_t stream, uint64_t* ptr);
+    void* (*allocate)(const void* pool, uint64_t nbytes, uint64_t stream, uint64_t* ptr,
+                      char* message, size_t message_len);
     void (*free)(void* block);
 };
 
@@ -33,7 +35,7 @@ struct BufferObject {
 struct AllocatorObject {
     PyObject_HEAD
     vectorcallfunc vectorcall;
-    PoolFastTableV1 table;
+    PoolFastTableV2 table;
     PyObject* capsule;  // keeps the table's pool reference alive
     PyObject* context;
 };
@@ -66,22 +68,61 @@ PyMemberDef kBufferMembers[] = {
     {nullptr, 0, 0, 0, nullptr},
 };
 
-// allocator(nbytes) -> DeviceBuffer, or None when the pool's cache cannot serve it now
+// MemoryError naming the request, the pool's reason and (when the context can say) the
+// device's free bytes: the slow path of a failed allocation.
+void raise_out_of_memory(const AllocatorObject* a, long long n, const char* reason) {
+    PyObject* info = PyObject_CallMethod(a->context, "memory_info", nullptr);
+    if (info != nullptr && PyTuple_Check(info) && PyTuple_GET_SIZE(info) == 2) {
+        PyErr_Format(PyExc_MemoryError,
+                     "out of device memory allocating %lld bytes: %s (%S of %S bytes free on "
+                     "the device)",
+                     n, reason, PyTuple_GET_ITEM(info, 0), PyTuple_GET_ITEM(info, 1));
+    } else {
+        PyErr_Clear();
+        PyErr_Format(PyExc_MemoryError, "out of device memory allocating %lld bytes: %s", n,
+                     reason);
+    }
+    Py_XDECREF(info);
+}
+
+// allocator(nbytes, stream=0) -> DeviceBuffer: from the stream's cache when it can serve the
+// request at once, else through the pool's whole path; MemoryError when that fails.
 PyObject* allocator_call(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
     auto* a = reinterpret_cast<AllocatorObject*>(self);
-    if (PyVectorcall_NARGS(nargsf) != 1 || (kwnames != nullptr && PyTuple_GET_SIZE(kwnames))) {
-        PyErr_SetString(PyExc_TypeError, "BufferAllocator takes one argument: nbytes");
+    const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs < 1 || nargs > 2 || (kwnames != nullptr && PyTuple_GET_SIZE(kwnames))) {
+        PyErr_SetString(PyExc_TypeError,
+                        "BufferAllocator takes nbytes and an optional stream handle");
         return nullptr;
     }
     const long long n = PyLong_AsLongLong(args[0]);
     if (n == -1 && PyErr_Occurred()) return nullptr;
-    if (n <= 0) Py_RETURN_NONE;  // the pool holds no empty blocks: the Python path makes those
+    if (n < 0) {
+        PyErr_Format(PyExc_ValueError, "cannot allocate a negative size (%lld bytes)", n);
+        return nullptr;
+    }
+    uint64_t stream = 0;
+    if (nargs == 2) {
+        stream = PyLong_AsUnsignedLongLong(args[1]);
+        if (stream == static_cast<uint64_t>(-1) && PyErr_Occurred()) return nullptr;
+    }
     uint64_t ptr = 0;
-    void* block = a->table.allocate(a->table.pool, static_cast<uint64_t>(n), &ptr);
-    if (block == nullptr) Py_RETURN_NONE;
+    void* block = nullptr;
+    if (n > 0) {  // the pool holds no empty blocks: an empty buffer owns nothing
+        block = a->table.allocate_cached(a->table.pool, static_cast<uint64_t>(n), stream, &ptr);
+        if (block == nullptr) {
+            char reason[512] = {0};
+            block = a->table.allocate(a->table.pool, static_cast<uint64_t>(n), stream, &ptr,
+                                      reason, sizeof reason);
+            if (block == nullptr) {
+                raise_out_of_memory(a, n, reason);
+                return nullptr;
+            }
+        }
+    }
     PyObject* obj = PyType_GenericAlloc(g_buffer_type, 0);
     if (obj == nullptr) {
-        a->table.free(block);
+        if (block != nullptr) a->table.free(block);
         return nullptr;
     }
     auto* b = reinterpret_cast<BufferObject*>(obj);
@@ -135,8 +176,9 @@ bool make_buffer_types() {
         {Py_tp_dealloc, reinterpret_cast<void*>(&allocator_dealloc)},
         {Py_tp_call, reinterpret_cast<void*>(&PyVectorcall_Call)},
         {Py_tp_members, kAllocatorMembers},
-        {Py_tp_doc, const_cast<char*>("allocator(nbytes) -> DeviceBuffer, or None when the "
-                                      "pool's cache cannot serve it without waiting.")},
+        {Py_tp_doc, const_cast<char*>("allocator(nbytes, stream=0) -> DeviceBuffer from the "
+                                      "pool, for work on that stream; MemoryError when the "
+                                      "pool cannot serve it.")},
         {0, nullptr},
     };
     g_allocator_type = make_type("pygpukit_cuda._native.BufferAllocator",
@@ -155,14 +197,14 @@ PyObject* new_buffer_allocator(PyObject* capsule, PyObject* context) {
                      kPoolFastCapsuleName, capsule);
         return nullptr;
     }
-    auto* table = static_cast<const PoolFastTableV1*>(PyCapsule_GetPointer(capsule,
+    auto* table = static_cast<const PoolFastTableV2*>(PyCapsule_GetPointer(capsule,
                                                                           kPoolFastCapsuleName));
     if (table == nullptr) return nullptr;
-    if (table->abi_version != 1 || table->struct_size < sizeof(PoolFastTableV1)) {
+    if (table->abi_version != 2 || table->struct_size < sizeof(PoolFastTableV2)) {
         PyErr_Format(PyExc_ValueError,
-                     "pool fast table version %u of %u bytes; this extension reads version 1 "
+                     "pool fast table version %u of %u bytes; this extension reads version 2 "
                      "of %zu bytes",
-                     table->abi_version, table->struct_size, sizeof(PoolFastTableV1));
+                     table->abi_version, table->struct_size, sizeof(PoolFastTableV2));
         return nullptr;
     }
     PyObject* obj = PyType_GenericAlloc(g_allocator_type, 0);

@@ -1,14 +1,15 @@
-// BufferAllocator: device memory for new arrays straight from the Rust pool's cache, through
-// the C functions of its "pygpukit.pool_fast_v1" capsule. Each block comes back as a
-// DeviceBuffer (ptr, nbytes, context as plain members) that returns it to the pool when
-// collected; the Python allocator takes its own path when this one answers None.
+// BufferAllocator: device memory for new arrays straight from the Rust pool, through the C
+// functions of its "pygpukit.pool_fast_v2" capsule: `allocator(nbytes, stream)` serves the
+// stream's cache without waiting, else takes the pool's whole path (fresh memory, the OOM
+// ladder, task charging). Each block comes back as a DeviceBuffer (ptr, nbytes, context as
+// plain members) that returns it to its stream's cache when collected.
 #pragma once
 
 #include <Python.h>
 
 namespace pgk {
 
-constexpr const char* kPoolFastCapsuleName = "pygpukit.pool_fast_v1";
+constexpr const char* kPoolFastCapsuleName = "pygpukit.pool_fast_v2";
 
 // Makes the DeviceBuffer and BufferAllocator types (once, at import); false with a Python
 // error set on failure.

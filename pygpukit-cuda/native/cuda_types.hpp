@@ -12,6 +12,8 @@ using CUmodule = struct CUmod_st*;
 using CUfunction = struct CUfunc_st*;
 using CUstream = struct CUstream_st*;
 using CUevent = struct CUevent_st*;
+using CUgraph = struct CUgraph_st*;
+using CUgraphExec = struct CUgraphExec_st*;
 
 using nvrtcResult = int;
 using nvrtcProgram = struct _nvrtcProgram*;
@@ -39,5 +41,10 @@ constexpr int CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97;
 #define PGK_LAUNCH_PARAM_BUFFER_SIZE ((void*)0x02)
 
 constexpr unsigned CU_STREAM_NON_BLOCKING = 0x1;
+// CUstreamCaptureMode and CUstreamCaptureStatus.
+constexpr int CU_STREAM_CAPTURE_MODE_GLOBAL = 0;
+constexpr int CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1;
+constexpr int CU_STREAM_CAPTURE_MODE_RELAXED = 2;
+constexpr int CU_STREAM_CAPTURE_STATUS_NONE = 0;
 constexpr unsigned CU_EVENT_DEFAULT = 0x0;
 constexpr unsigned CU_EVENT_DISABLE_TIMING = 0x2;

@@ -128,6 +128,11 @@ bool is_context_lost_code(CUresult code) {
 void check(CUresult code, const char* call) {
     if (code == CUDA_SUCCESS) return;
     std::string msg = std::string(call) + " failed: " + error_text(code);
+    if (code >= 900 && code <= 908) {  // CUDA_ERROR_STREAM_CAPTURE_*
+        msg += ". A CUDA graph was being captured: this call cannot be captured (a host wait, "
+               "a copy from pageable host memory, or work on another stream), and the capture "
+               "is invalid now";
+    }
     if (is_context_lost_code(code)) {
         remember_lost(msg, code);
         throw CudaContextLostError(msg + kLostAdvice, code);

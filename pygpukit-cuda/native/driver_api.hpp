@@ -71,7 +71,18 @@ public:
     X(cuFuncGetAttribute, "cuFuncGetAttribute", CUresult, (int*, int, CUfunction))           \
     X(cuLaunchKernel, "cuLaunchKernel", CUresult,                                            \
       (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,      \
-       CUstream, void**, void**))
+       CUstream, void**, void**))                                                            \
+    X(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", CUresult,                                   \
+      (CUdeviceptr, CUdeviceptr, size_t, CUstream))                                          \
+    X(cuStreamBeginCapture, "cuStreamBeginCapture_v2", CUresult, (CUstream, int))            \
+    X(cuStreamEndCapture, "cuStreamEndCapture", CUresult, (CUstream, CUgraph*))              \
+    X(cuStreamIsCapturing, "cuStreamIsCapturing", CUresult, (CUstream, int*))                \
+    X(cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags", CUresult,                  \
+      (CUgraphExec*, CUgraph, unsigned long long))                                           \
+    X(cuGraphLaunch, "cuGraphLaunch", CUresult, (CUgraphExec, CUstream))                     \
+    X(cuGraphExecDestroy, "cuGraphExecDestroy", CUresult, (CUgraphExec))                     \
+    X(cuGraphDestroy, "cuGraphDestroy", CUresult, (CUgraph))                                 \
+    X(cuGraphGetNodes, "cuGraphGetNodes", CUresult, (CUgraph, void**, size_t*))
 
 struct DriverApi {
 #define PGK_DECLARE(name, symbol, ret, params) ret(*name) params = nullptr;

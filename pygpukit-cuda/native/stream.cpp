@@ -14,7 +14,11 @@ Stream::Stream(std::shared_ptr<Context> ctx, int priority, bool non_blocking)
 }
 
 Stream::~Stream() {
-    if (stream_ != nullptr && driver_loaded()) driver().cuStreamDestroy(stream_);
+    if (stream_ == nullptr || !driver_loaded()) return;
+    // Wait for the stream's work first: the pool keeps blocks cached under this handle, and
+    // a stream made later may get the same handle (errors are moot here).
+    driver().cuStreamSynchronize(stream_);
+    driver().cuStreamDestroy(stream_);
 }
 
 void Stream::synchronize() const {

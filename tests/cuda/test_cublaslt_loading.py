@@ -18,15 +18,28 @@ def fresh(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cublaslt, "_lib", None)
 
 
-def test_env_path_comes_first_then_wheels_then_the_system(
+def test_env_path_comes_first_then_what_pathfinder_finds(
     monkeypatch: pytest.MonkeyPatch, tmp_path
 ) -> None:  # type: ignore[no-untyped-def]
     lib = tmp_path / "libcublasLt.so.13"
     lib.write_bytes(b"not a library")
     monkeypatch.setenv("PYGPUKIT_CUBLASLT_PATH", str(tmp_path))
-    names = cublaslt.candidates()
-    assert names[0] == str(lib)
-    assert names[-2:] == list(cublaslt.SYSTEM_NAMES)
+    monkeypatch.setattr(cublaslt, "_pathfinder_path", lambda: "/wheel/libcublasLt.so.13")
+    assert cublaslt.candidates() == [str(lib), "/wheel/libcublasLt.so.13"]
+    monkeypatch.delenv("PYGPUKIT_CUBLASLT_PATH")
+    monkeypatch.setattr(cublaslt, "_pathfinder_path", lambda: None)
+    assert cublaslt.candidates() == []
+
+
+def test_native_open_names_the_path_and_what_is_missing(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from pygpukit_cuda import _loader
+
+    bogus = tmp_path / "libcublasLt.so.13"
+    bogus.write_bytes(b"not a library")
+    with pytest.raises(RuntimeError, match=str(bogus)):
+        _loader.native().CublasLt(str(bogus))
+    with pytest.raises(RuntimeError, match="no symbol cublasLtCreate"):
+        _loader.native().CublasLt("libm.so.6")
 
 
 def test_absent_library_gives_none_and_a_status_naming_the_fix(
@@ -50,11 +63,11 @@ def test_disabled_by_environment(monkeypatch: pytest.MonkeyPatch, fresh: None) -
 def test_layouts_of_row_major_transposed_and_unsupported_views() -> None:
     op = cublaslt.as_operand
     # rows contiguous: column-major as is
-    assert op(4, 3, 1, 4) == cublaslt.Operand(cublaslt._OP_N, 4, 3, 4)
+    assert op(4, 3, 1, 4) == cublaslt.Operand(cublaslt.OP_N, 4, 3, 4)
     # columns contiguous: stored transposed, op T, ld the row stride
-    assert op(4, 3, 3, 1) == cublaslt.Operand(cublaslt._OP_T, 3, 4, 3)
+    assert op(4, 3, 3, 1) == cublaslt.Operand(cublaslt.OP_T, 3, 4, 3)
     # padded leading dimension (a slice of a wider matrix)
-    assert op(4, 3, 1, 10) == cublaslt.Operand(cublaslt._OP_N, 4, 3, 10)
+    assert op(4, 3, 1, 10) == cublaslt.Operand(cublaslt.OP_N, 4, 3, 10)
     # negative or doubly strided: no layout, the caller copies
     assert op(4, 3, -1, 4) is None
     assert op(4, 3, 2, 8) is None

@@ -117,11 +117,11 @@ def test_optin_only_above_the_current_cap() -> None:
 
 def test_context_lost_error_is_a_runtime_error_and_exported() -> None:
     import pygpukit_cuda
-    from pygpukit_cuda import streams
+    from pygpukit_cuda import cuda_namespace
 
     assert issubclass(errors.CudaContextLostError, RuntimeError)
     assert pygpukit_cuda.CudaContextLostError is errors.CudaContextLostError
-    assert streams.namespace.CudaContextLostError is errors.CudaContextLostError
+    assert cuda_namespace.namespace.CudaContextLostError is errors.CudaContextLostError
 
 
 def test_native_check_maps_sticky_codes() -> None:

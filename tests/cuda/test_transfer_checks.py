@@ -42,58 +42,31 @@ def test_tuning_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
         transfers._tuning()
 
 
-def test_pool_blocks_go_to_the_copier_and_other_buffers_to_the_driver(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_every_buffer_goes_to_the_copier_by_address(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[tuple[Any, ...]] = []
 
     class Copier:
-        def upload(self, block: Any, offset: int, host: np.ndarray, stream: int) -> None:
-            calls.append(("copier.upload", block, offset, host.nbytes, stream))
-
-        def download(self, block: Any, offset: int, out: np.ndarray, stream: int) -> None:
-            calls.append(("copier.download", block, offset, out.nbytes, stream))
-
         def upload_to(self, ptr: int, host: np.ndarray, stream: int) -> None:
-            calls.append(("copier.upload_to", ptr, host.nbytes, stream))
+            calls.append(("upload_to", ptr, host.nbytes, stream))
 
         def download_from(self, ptr: int, out: np.ndarray, stream: int) -> None:
-            calls.append(("copier.download_from", ptr, out.nbytes, stream))
+            calls.append(("download_from", ptr, out.nbytes, stream))
 
     ctx = SimpleNamespace(ordinal=0)
     monkeypatch.setattr(transfers, "copier", lambda ordinal: Copier())
-
-    def driver_copy(direction: str) -> Any:
-        def copy(c: Any, dst: int, src: int, n: int, stream: int) -> None:
-            calls.append((f"driver.{direction}", dst if direction == "upload" else src, n, stream))
-
-        return copy
-
-    monkeypatch.setattr(transfers.streams, "upload", driver_copy("upload"))
-    monkeypatch.setattr(transfers.streams, "download", driver_copy("download"))
-    pooled = SimpleNamespace(context=ctx, ptr=4096, nbytes=400, block="B")
-    plain = SimpleNamespace(context=ctx, ptr=8192, nbytes=400)
+    foreign = SimpleNamespace(context=ctx, ptr=8192, nbytes=400)  # e.g. adopted by DLPack
     host = np.arange(10, dtype=np.float32)
-    transfers.upload(pooled, 8, host)
-    transfers.download(pooled, 0, host)
-    transfers.upload(plain, 16, host)
-    transfers.download(plain, 4, host)
-    transfers.upload(pooled, 0, host[:0])  # nothing to copy: no call at all
-    assert calls == [
-        ("copier.upload", "B", 8, 40, 0), ("copier.download", "B", 0, 40, 0),
-        ("driver.upload", 8192 + 16, 40, 0), ("driver.download", 8192 + 4, 40, 0),
-    ]  # fmt: skip
-    # a native DeviceBuffer (a pool block without a Block object), bare or stream-tied
+    transfers.upload(foreign, 16, host)
+    transfers.download(foreign, 4, host)
+    transfers.upload(foreign, 0, host[:0])  # nothing to copy: no call at all
     native = pytest.importorskip("pygpukit_cuda._native")
     rust = pytest.importorskip("_pygpukit_rust")
     pool = rust.MemoryPool()
-    pool.allocate(400)  # one block in the cache for the fast allocator to serve
     buf = native.buffer_allocator(pool.fast_table(), ctx)(400)
-    assert buf is not None
-    calls.clear()
     transfers.upload(buf, 8, host)
-    transfers.download(transfers.streams.StreamBuffer(buf, None), 4, host)  # type: ignore[arg-type]
+    transfers.download(buf, 4, host)
     assert calls == [
-        ("copier.upload_to", buf.ptr + 8, 40, 0), ("copier.download_from", buf.ptr + 4, 40, 0)
+        ("upload_to", 8192 + 16, 40, 0), ("download_from", 8192 + 4, 40, 0),
+        ("upload_to", buf.ptr + 8, 40, 0), ("download_from", buf.ptr + 4, 40, 0),
     ]  # fmt: skip
     del buf

@@ -33,7 +33,7 @@ def native() -> ModuleType:
     global _native, _native_error
     if _native is None and not _native_error:
         try:
-            from . import _native as mod
+            from . import _native as mod  # type: ignore[attr-defined]
         except ImportError as exc:
             _native_error = f"pygpukit_cuda._native failed to import: {exc}"
         else:

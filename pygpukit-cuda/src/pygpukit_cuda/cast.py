@@ -5,6 +5,7 @@ through the provider's generic copy kernel."""
 from __future__ import annotations
 
 import struct
+from typing import Any
 
 from pygpukit import GPUArray
 
@@ -58,9 +59,9 @@ def cast_contiguous(src: GPUArray, out: GPUArray) -> bool:
     return True
 
 
-_UNPLANNED = object()
-_NOTHING = object()  # an empty array: nothing to launch
-_plans: dict[tuple[object, ...], object] = {}
+_UNPLANNED: Any = object()
+_NOTHING: Any = object()  # an empty array: nothing to launch
+_plans: dict[tuple[object, ...], Any] = {}
 
 
 def _new_plan(src: GPUArray, out: GPUArray) -> object:

@@ -8,11 +8,11 @@ from typing import Any
 import numpy as np
 from pygpukit import Device, DeviceBackend
 
-from . import _loader, cublaslt, interop, streams, transfers
-from .allocator import CachingAllocator, RustPoolAllocator, make_device_allocator
+from . import _loader, interop, streams, transfers
+from .allocator import DevicePool, make_device_pool
 
 _contexts: dict[int, Any] = {}
-_allocators: dict[int, RustPoolAllocator | CachingAllocator] = {}
+_allocators: dict[int, DevicePool] = {}
 _lock = threading.Lock()
 
 
@@ -31,12 +31,15 @@ def context(index: int) -> Any:
     return ctx
 
 
-def allocator(index: int) -> RustPoolAllocator | CachingAllocator:
+def allocator(index: int) -> DevicePool:
+    """The memory pool of GPU `index`, made on first use."""
     alloc = _allocators.get(index)
     if alloc is None:
         ctx = context(index)
         with _lock:
-            alloc = _allocators.setdefault(index, make_device_allocator(ctx, f"cuda:{index}"))
+            alloc = _allocators.get(index)
+            if alloc is None:
+                alloc = _allocators[index] = make_device_pool(ctx, f"cuda:{index}")
     return alloc
 
 
@@ -64,10 +67,14 @@ class CudaBackend(DeviceBackend):
         return f"{n} GPU(s), {mod.driver_status()}"
 
     def allocate(self, device: Device, nbytes: int) -> Any:
-        # every new array comes through here: the allocator is a dict read once it exists
-        alloc = _allocators.get(device.index) or allocator(device.index)
-        # on a non-default stream the block is tied to it (see streams: stream-ordered frees)
-        return streams.track(alloc.allocate(nbytes))
+        # Every new array comes through here. The block belongs to the current stream (the
+        # pool is stream-ordered); while that stream captures a graph, to the graph's pool.
+        s = streams._current.get()
+        if s is None or s.device_index != device.index:
+            alloc = _allocators.get(device.index) or allocator(device.index)
+            return alloc.allocate(nbytes)
+        pool = s.capture_pool or _allocators.get(device.index) or allocator(device.index)
+        return pool.allocate(nbytes, s.ptr)
 
     # Transfers go to the current stream through the Rust copier (transfers.py); a
     # download waits for that stream only.
@@ -88,9 +95,7 @@ class CudaBackend(DeviceBackend):
         context(device.index).synchronize()
 
     def memory_stats(self, device: Device) -> dict[str, Any]:
-        streams.reap()  # blocks whose streams have passed their free go back first
         stats = allocator(device.index).stats()
-        cublaslt.account_workspace(device.index, stats)  # scratch: cached, not used
         free, total = context(device.index).memory_info()
         stats.update(device_free=int(free), device_total=int(total))
         return stats
@@ -99,9 +104,7 @@ class CudaBackend(DeviceBackend):
         """Return cached blocks of `device` to the driver; the bytes of device memory
         released. The transfer engine's pinned host staging is freed too (after the
         uploads still in flight), not counted here: it is host memory."""
-        streams.reap()
         transfers.trim(device.index)
-        cublaslt.release_workspace(device.index)  # its block joins the cache freed below
         return allocator(device.index).empty_cache()
 
     def info(self, device: Device) -> dict[str, Any]:

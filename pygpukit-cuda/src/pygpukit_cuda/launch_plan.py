@@ -101,4 +101,4 @@ def make(context: Any, func: int, grid: Any, block: Any, shared: int, params: by
     native = getattr(context, "launch_plan", None)
     if native is None:
         return PackedLaunch(context, func, grid, block, shared, params, slots)
-    return native(func, grid, block, shared, bytes(params), list(slots))  # type: ignore[no-any-return]
+    return native(func, grid, block, shared, bytes(params), list(slots))

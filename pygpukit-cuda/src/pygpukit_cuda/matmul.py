@@ -66,17 +66,15 @@ def _fold_rows(x1: GPUArray, x2: GPUArray) -> int | None:
 
 
 class _Ready:
-    """A remembered product: the plan, its device's context, and the call to make."""
+    """A remembered product: its native plan and device, run on the current stream."""
 
-    __slots__ = ("ctx", "index", "lt", "plan")
+    __slots__ = ("index", "plan")
 
-    def __init__(self, lt: cublaslt.Lt, plan: Any, index: int) -> None:
-        self.lt, self.plan, self.index = lt, plan, index
-        self.ctx = context(index)
+    def __init__(self, plan: Any, index: int) -> None:
+        self.plan, self.index = plan, index
 
     def __call__(self, a_ptr: int, b_ptr: int, c_ptr: int) -> None:
-        self.ctx.make_current()
-        self.lt.run(self.index, self.plan, b_ptr, a_ptr, c_ptr)  # cuBLASLt's order: b^T a^T
+        cublaslt.run(self.plan, self.index, a_ptr, b_ptr, c_ptr)
 
 
 #: hot-path key -> _Ready (cleared when it grows past _READY_MAX: shapes rarely churn so)
@@ -121,7 +119,7 @@ def matmul(x1: GPUArray, x2: GPUArray, out: GPUArray, allow_tf32: bool) -> None:
 
 
 # -- cuBLASLt --------------------------------------------------------------------------
-def _lt_matmul(lt: cublaslt.Lt, x1: GPUArray, x2: GPUArray, out: GPUArray,
+def _lt_matmul(lt: Any, x1: GPUArray, x2: GPUArray, out: GPUArray,
                allow_tf32: bool) -> bool:  # fmt: skip
     size = out.dtype.itemsize
     if any(s % size for s in (*x1.strides, *x2.strides)):
@@ -154,7 +152,7 @@ class _ElementView:
         return cublaslt.as_operand(rows, cols, self.strides[-2], self.strides[-1]) is not None
 
 
-def _single(lt: cublaslt.Lt, index: int, dtype: dt.DataType, allow_tf32: bool, m: int, n: int,
+def _single(lt: Any, index: int, dtype: dt.DataType, allow_tf32: bool, m: int, n: int,
             k: int, a: _ElementView, b: _ElementView, out_ptr: int, batch: int = 1,
             a_batch: int = 0, b_batch: int = 0) -> _Ready | bool:  # fmt: skip
     """Run one cuBLASLt call on the operands' own pointers; its _Ready, or False when
@@ -164,12 +162,12 @@ def _single(lt: cublaslt.Lt, index: int, dtype: dt.DataType, allow_tf32: bool, m
                              out_ptr, batch, a_batch, b_batch)  # fmt: skip
     if plan is None:
         return False
-    ready = _Ready(lt, plan, index)
+    ready = _Ready(plan, index)
     ready(a.ptr, b.ptr, out_ptr)
     return ready
 
 
-def _lt_try(lt: cublaslt.Lt, a: _ElementView, b: _ElementView, x1: GPUArray, x2: GPUArray,
+def _lt_try(lt: Any, a: _ElementView, b: _ElementView, x1: GPUArray, x2: GPUArray,
             out: GPUArray, allow_tf32: bool) -> _Ready | bool | None:  # fmt: skip
     """A _Ready when done in one call on a's and b's pointers, True when done otherwise;
     False when cuBLASLt has no algorithm; None when a layout is missing."""

@@ -13,12 +13,12 @@ from pygpukit import DeviceBackend, KernelProvider, hookimpl
 
 from . import diagnose
 from ._loader import get_nvrtc_path, is_cuda_available, is_nvrtc_available
+from .cuda_namespace import namespace as cuda_namespace
 from .device import CudaBackend
 from .elementwise_kernel import ElementwiseKernel
 from .jit_kernel import jit
 from .provider import make_provider
 from .raw_module import RawModule, raw_kernel
-from .streams import namespace as cuda_namespace
 
 _backend = CudaBackend()
 

@@ -250,9 +250,8 @@ def copy(src: GPUArray, out: GPUArray) -> None:
         and out.nbytes
     ):
         index = out.device.index
-        streams.copy_device(context(index), out.buffer.ptr + out.offset,
-                            src.buffer.ptr + src.offset, out.nbytes,
-                            streams.current_handle(index))  # fmt: skip
+        context(index).copy_async(out.buffer.ptr + out.offset, src.buffer.ptr + src.offset,
+                                  out.nbytes, streams.current_handle(index))  # fmt: skip
         return
     if cast.cast_contiguous(src, out):  # float-to-float, contiguous: the coalesced kernel
         return

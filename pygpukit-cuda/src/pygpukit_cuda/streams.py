@@ -5,23 +5,20 @@
 current stream, the legacy default stream when none is set. Nothing here synchronizes the
 whole device except `synchronize()` itself; ``to_numpy()`` waits for the current stream only.
 
-Memory rule: a block allocated while a non-default stream is current belongs to that stream.
-When its last array dies, an event is recorded on that stream and the block goes back to
-the pool only once the event has completed, so no other stream can reuse memory a kernel
-may still touch. Using an array on a second stream is ordered by the user (record an event
-on the first stream and ``wait_event`` on the second), as in CuPy and PyTorch.
+Memory rule: a block allocated while a stream is current belongs to that stream; when its
+last array dies it returns to that stream's cache in the Rust pool and is reused there at
+once (see `allocator`). Using an array on a second stream is ordered by the user (record an
+event on the first stream and ``wait_event`` on the second), as in CuPy and PyTorch.
+While a stream captures a CUDA graph (`graphs`), its allocations come from the graph's
+private pool (`capture_pool`).
 """
 
 from __future__ import annotations
 
 import contextvars
-import ctypes
-import threading
-import weakref
 from typing import Any
 
 from . import _loader
-from .errors import CudaContextLostError
 
 _current: contextvars.ContextVar[Stream | None] = contextvars.ContextVar(
     "pygpukit_cuda_stream", default=None
@@ -53,6 +50,8 @@ class Stream:
         self.ptr = int(self._native.handle)
         self.priority = int(priority)
         self.non_blocking = bool(non_blocking)
+        #: the graph's private pool while this stream captures one (see graphs.py), else None
+        self.capture_pool: Any = None
         self._tokens: list[contextvars.Token[Stream | None]] = []
 
     # -- current stream ------------------------------------------------------------------
@@ -71,8 +70,8 @@ class Stream:
     # -- work ----------------------------------------------------------------------------
     def synchronize(self) -> None:
         """Wait until everything queued on this stream has finished."""
+        _no_capture(self, "Stream.synchronize()")
         self._native.synchronize()
-        reap()
 
     def query(self) -> bool:
         """True when all work queued on this stream has finished."""
@@ -104,14 +103,14 @@ class _NullStream(Stream):
         self.ptr = 0
         self.priority = 0
         self.non_blocking = False
+        self.capture_pool = None
         self._tokens = []
 
     def synchronize(self) -> None:
-        _cu().cuStreamSynchronize(None)
-        reap()
+        _context(self.device_index).stream_synchronize(0)
 
     def query(self) -> bool:
-        return _cu().cuStreamQuery(None) == 0
+        return bool(_context(self.device_index).stream_query(0))
 
     def __repr__(self) -> str:
         return f"<Stream null on cuda:{self.device_index}>"
@@ -137,6 +136,7 @@ class Event:
 
     def synchronize(self) -> None:
         """Wait on the host until the work before the recording has finished."""
+        _no_capture(current_stream(self.device_index), "Event.synchronize()")
         self._native.synchronize()
 
     def query(self) -> bool:
@@ -167,6 +167,18 @@ def current_stream(device: int | None = None) -> Stream:
     return null
 
 
+def current(device_index: int) -> Stream:
+    """The stream ops on GPU `device_index` go to now (its null stream when none is set)."""
+    s = _current.get()
+    if s is None:
+        return current_stream(device_index)
+    if s.device_index != device_index:
+        raise ValueError(
+            f"the current stream belongs to cuda:{s.device_index}, not cuda:{device_index}"
+        )
+    return s
+
+
 def current_handle(device_index: int) -> int:
     """The CUstream kernels on `device_index` launch on (the fast path of the launcher)."""
     s = _current.get()
@@ -183,125 +195,24 @@ def synchronize() -> None:
     """Wait until every GPU this process used has finished all its work."""
     from .device import _contexts
 
+    _no_capture(_current.get(), "gp.cuda.synchronize()")
     for ctx in list(_contexts.values()):
         ctx.synchronize()
-    reap()
 
 
-# -- stream-ordered copies (the driver's async copies through ctypes) -----------------------
-_cu_lib: Any = None
+def _no_capture(stream: Stream | None, what: str) -> None:
+    """Refuse a host wait while `stream` captures a graph (the capture would be invalid)."""
+    if stream is not None and stream.capture_pool is not None:
+        raise RuntimeError(
+            f"{what} cannot run while a CUDA graph is being captured: it waits for the GPU. "
+            "Move it before the capture or after it (around replay())"
+        )
 
 
-def _cu() -> Any:
-    global _cu_lib
-    if _cu_lib is None:
-        lib = ctypes.CDLL("libcuda.so.1")
-        u64, vp, sz = ctypes.c_uint64, ctypes.c_void_p, ctypes.c_size_t
-        for name, args in (
-            ("cuMemcpyHtoDAsync_v2", (u64, vp, sz, vp)),
-            ("cuMemcpyDtoHAsync_v2", (vp, u64, sz, vp)),
-            ("cuMemcpyDtoDAsync_v2", (u64, u64, sz, vp)),
-            ("cuStreamSynchronize", (vp,)),
-            ("cuStreamQuery", (vp,)),
-        ):
-            fn = getattr(lib, name)
-            fn.argtypes, fn.restype = args, ctypes.c_int
-        _cu_lib = lib
-    return _cu_lib
-
-
-def _check(rc: int, what: str) -> None:
-    # the native check: same messages, and CudaContextLostError for a faulted kernel's codes
-    if rc:
-        _loader.driver().check(rc, what)
-
-
-def upload(ctx: Any, dst: int, host_ptr: int, nbytes: int, stream: int) -> None:
-    ctx.make_current()
-    _check(_cu().cuMemcpyHtoDAsync_v2(dst, host_ptr, nbytes, stream), "cuMemcpyHtoDAsync")
-
-
-def download(ctx: Any, host_ptr: int, src: int, nbytes: int, stream: int) -> None:
-    """Copy to the host and wait for `stream` only."""
-    ctx.make_current()
-    lib = _cu()
-    _check(lib.cuMemcpyDtoHAsync_v2(host_ptr, src, nbytes, stream), "cuMemcpyDtoHAsync")
-    _check(lib.cuStreamSynchronize(stream), "cuStreamSynchronize")
-
-
-def copy_device(ctx: Any, dst: int, src: int, nbytes: int, stream: int) -> None:
-    if stream == 0:
-        ctx.copy(dst, src, nbytes)
-        return
-    ctx.make_current()
-    _check(_cu().cuMemcpyDtoDAsync_v2(dst, src, nbytes, stream), "cuMemcpyDtoDAsync")
-
-
-# -- stream-ordered frees ---------------------------------------------------------------------
-class StreamBuffer:
-    """A device block allocated on a non-default stream; it returns to the pool only after
-    the work queued on that stream when the block died has finished."""
-
-    __slots__ = ("__weakref__", "inner", "stream")
-
-    def __init__(self, inner: Any, stream: Stream) -> None:
-        self.inner = inner
-        self.stream = stream
-
-    @property
-    def ptr(self) -> int:
-        return self.inner.ptr
-
-    @property
-    def nbytes(self) -> int:
-        return self.inner.nbytes
-
-    @property
-    def context(self) -> Any:
-        return self.inner.context
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    def __repr__(self) -> str:
-        return f"<StreamBuffer {self.inner!r} on {self.stream!r}>"
-
-
-_pending: list[tuple[Any, Any]] = []  # (native event, block kept alive until it completes)
-_pending_lock = threading.Lock()
-
-
-def _retire(inner: Any, stream: Stream) -> None:
-    try:
-        ev = _loader.driver().Event(_context(stream.device_index), False)
-        ev.record(stream.ptr)
-    except Exception:  # the driver is gone (interpreter exit): nothing runs any more
-        return
-    with _pending_lock:
-        _pending.append((ev, inner))
-
-
-def track(buffer: Any) -> Any:
-    """`buffer` tied to the current stream when one is set (else unchanged)."""
-    if _pending:
-        reap()
-    s = _current.get()
-    if s is None or not buffer.nbytes:
-        return buffer
-    wrapped = StreamBuffer(buffer, s)
-    fin = weakref.finalize(wrapped, _retire, buffer, s)
-    fin.atexit = False
-    return wrapped
-
-
-def reap() -> int:
-    """Give back the blocks whose streams have passed their free; how many are still held."""
-    with _pending_lock:
-        keep = [(ev, b) for ev, b in _pending if not ev.query()]
-        done = len(_pending) - len(keep)
-        _pending[:] = keep
-    del done
-    return len(keep)
+def check_not_capturing(what: str) -> None:
+    """Raise naming `what` when the current stream is capturing a graph (a host sync,
+    to_numpy, or a host copy cannot be captured)."""
+    _no_capture(_current.get(), what)
 
 
 def stream_priority_range(device: int | None = None) -> tuple[int, int]:
@@ -312,27 +223,11 @@ def stream_priority_range(device: int | None = None) -> tuple[int, int]:
 
 
 def pending_frees() -> int:
-    """Blocks freed on a stream whose work has not finished yet (held back from the pool)."""
-    return reap()
+    """Blocks held back from the pool after their arrays died: always 0, since the pool
+    is stream-ordered (a block returns to its stream's cache at once). Kept for callers of
+    earlier versions."""
+    return 0
 
-
-class _Namespace:
-    """``gp.cuda``: streams and events as CuPy users know them."""
-
-    Stream = Stream
-    Event = Event
-    CudaContextLostError = CudaContextLostError
-    current_stream = staticmethod(current_stream)
-    get_elapsed_time = staticmethod(get_elapsed_time)
-    synchronize = staticmethod(synchronize)
-    pending_frees = staticmethod(pending_frees)
-    stream_priority_range = staticmethod(stream_priority_range)
-
-    def __repr__(self) -> str:
-        return "<pygpukit.cuda: Stream, Event, current_stream, get_elapsed_time, synchronize>"
-
-
-namespace = _Namespace()
 
 __all__ = [
     "Event", "Stream", "current_stream", "get_elapsed_time", "pending_frees",

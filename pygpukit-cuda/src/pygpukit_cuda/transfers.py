@@ -53,24 +53,20 @@ def _tuning() -> dict[str, int]:
     return out
 
 
-def copier(index: int) -> Any | None:
-    """The Rust StreamCopier of GPU `index`; None when its memory is not a Rust pool (or
-    the installed runtime predates the copier)."""
+def copier(index: int) -> Any:
+    """The Rust StreamCopier of GPU `index`, made on first use."""
     c = _copiers.get(index)
     if c is None:
+        import _pygpukit_rust as rust
+
         from .device import allocator
 
-        pool = getattr(allocator(index), "pool", None)
-        make = None
-        if pool is not None:  # a Rust pool: the runtime is importable
-            import _pygpukit_rust as rust
-
-            make = getattr(rust, "StreamCopier", None)
+        pool = allocator(index).pool
         with _lock:
             c = _copiers.get(index)
             if c is None:
-                c = _copiers[index] = make(pool, **_tuning()) if make is not None else False
-    return c or None
+                c = _copiers[index] = rust.StreamCopier(pool, **_tuning())
+    return c
 
 
 def _device_error(exc: Exception) -> RuntimeError:
@@ -118,25 +114,17 @@ def download(buffer: Any, offset: int, out: np.ndarray) -> None:
 
 
 def _copy(direction: str, buffer: Any, offset: int, host: np.ndarray) -> None:
-    """On the current stream: pool blocks through the Rust copier (a PoolBuffer's block, or
-    a native DeviceBuffer's address), other buffers (the caching allocator's, foreign
-    memory) through the driver's async copy."""
+    """On the current stream, through the Rust copier (pool blocks and foreign memory
+    alike: it takes the device address)."""
     ctx = buffer.context
     stream = streams.current_handle(ctx.ordinal)
-    inner = buffer.inner if type(buffer) is streams.StreamBuffer else buffer
-    block = getattr(inner, "block", None)
-    pooled = block is not None or type(inner) is getattr(_loader.native(), "DeviceBuffer", None)
-    c = copier(ctx.ordinal) if pooled else None
-    if c is None:
-        if direction == "upload":
-            streams.upload(ctx, buffer.ptr + offset, host.ctypes.data, host.nbytes, stream)
-        else:
-            streams.download(ctx, host.ctypes.data, buffer.ptr + offset, host.nbytes, stream)
-        return
+    if direction == "upload":
+        streams.check_not_capturing("a host-to-device copy (GPUArray upload)")
+    else:
+        streams.check_not_capturing("a device-to-host copy (to_numpy)")
+    c = copier(ctx.ordinal)
     try:
-        if block is not None:
-            getattr(c, direction)(block, offset, host, stream)
-        elif direction == "upload":  # the range was checked by _check_range
+        if direction == "upload":  # the range was checked by _check_range
             c.upload_to(buffer.ptr + offset, host, stream)
         else:
             c.download_from(buffer.ptr + offset, host, stream)

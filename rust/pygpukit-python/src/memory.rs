@@ -112,7 +112,7 @@ fn config(quota: Option<&Bound<'_, PyAny>>, enable_eviction: bool) -> PyResult<P
     if quota == Some(0) {
         return Err(PyValueError::new_err("quota must be positive (or None for no quota)"));
     }
-    Ok(PoolConfig { quota, enable_eviction })
+    Ok(PoolConfig { quota, enable_eviction, keep_cache: false })
 }
 
 /// A per-device memory pool. Without arguments it serves the CPU device from Rust host memory.
@@ -143,13 +143,16 @@ impl PyMemoryPool {
     /// A pool over a device's allocator table, passed in a capsule named
     /// "pygpukit.device_allocator_v1". The capsule is kept alive as long as the pool.
     #[classmethod]
-    #[pyo3(signature = (capsule, quota=None, enable_eviction=false, device="cuda:0"))]
+    /// `keep_cache=True` makes a CUDA graph's private pool: its cached blocks are never given
+    /// back on out-of-memory (captured work replays into them).
+    #[pyo3(signature = (capsule, quota=None, enable_eviction=false, device="cuda:0", keep_cache=false))]
     fn from_capsule(
         _cls: &Bound<'_, pyo3::types::PyType>,
         capsule: &Bound<'_, PyAny>,
         quota: Option<&Bound<'_, PyAny>>,
         enable_eviction: bool,
         device: &str,
+        keep_cache: bool,
     ) -> PyResult<Self> {
         let capsule = capsule.cast::<PyCapsule>().map_err(|_| {
             PyValueError::new_err(format!("expected a capsule named {ALLOCATOR_CAPSULE_NAME:?}"))
@@ -160,7 +163,9 @@ impl PyMemoryPool {
         let table = read_table(ptr.as_ptr())?;
         let keepalive: Box<dyn std::any::Any + Send + Sync> = Box::new(capsule.clone().unbind());
         let alloc = DeviceAllocator::new(table, Some(keepalive)).map_err(PyValueError::new_err)?;
-        let pool = MemoryPool::new(alloc, device, config(quota, enable_eviction)?);
+        let mut cfg = config(quota, enable_eviction)?;
+        cfg.keep_cache = keep_cache;
+        let pool = MemoryPool::new(alloc, device, cfg);
         Ok(PyMemoryPool { inner: pool })
     }
 
@@ -185,15 +190,18 @@ impl PyMemoryPool {
         self.inner.is_host()
     }
 
-    /// Allocate `nbytes` (> 0). `MemoryError` states requested, in use, cached and quota bytes.
-    fn allocate(&self, py: Python<'_>, nbytes: &Bound<'_, PyAny>) -> PyResult<PyBlock> {
+    /// Allocate `nbytes` (> 0) for work on `stream` (a CUstream handle; 0 for the default
+    /// stream): the block returns to that stream's cache when freed. `MemoryError` states
+    /// requested, in use, cached and quota bytes.
+    #[pyo3(signature = (nbytes, stream=0))]
+    fn allocate(&self, py: Python<'_>, nbytes: &Bound<'_, PyAny>, stream: u64) -> PyResult<PyBlock> {
         let n = byte_count(nbytes, "nbytes")?;
         let pool = self.inner.clone();
         // A cache hit on an uncontended lock cannot wait: keep the GIL and skip the handoff.
-        if let Some(block) = pool.allocate_nowait(n) {
+        if let Some(block) = pool.allocate_nowait(n, stream) {
             return Ok(PyBlock { inner: Arc::new(block) });
         }
-        let block = py.detach(|| pool.allocate(n)).map_err(pool_err)?;
+        let block = py.detach(|| pool.allocate_on(n, stream)).map_err(pool_err)?;
         Ok(PyBlock { inner: Arc::new(block) })
     }
 
@@ -288,10 +296,11 @@ impl PyMemoryPool {
         Ok(d)
     }
 
-    /// A capsule named "pygpukit.pool_fast_v1" holding C functions that allocate from this
-    /// pool's cache without waiting and free such blocks: the CUDA extension's buffer
-    /// allocator calls them, so a new array's memory costs no Python object but its own.
-    /// Refused for a pool with eviction (its blocks' pointers can move).
+    /// A capsule named "pygpukit.pool_fast_v2" holding C functions that allocate from this
+    /// pool (from a stream's cache without waiting, or with the whole pool's path) and free
+    /// such blocks: the CUDA extension's buffer allocator calls them, so a new array's memory
+    /// costs no Python object but its own. Refused for a pool with eviction (its blocks'
+    /// pointers can move).
     fn fast_table<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
         if self.inner.config().enable_eviction {
             return Err(PyValueError::new_err(
@@ -299,10 +308,11 @@ impl PyMemoryPool {
             ));
         }
         let pool = Box::new(self.inner.clone());
-        let table = PoolFastTableV1 {
-            abi_version: 1,
-            struct_size: std::mem::size_of::<PoolFastTableV1>() as u32,
+        let table = PoolFastTableV2 {
+            abi_version: 2,
+            struct_size: std::mem::size_of::<PoolFastTableV2>() as u32,
             pool: &*pool as *const Arc<MemoryPool> as *const c_void,
+            allocate_cached: fast_allocate_cached,
             allocate: fast_allocate,
             free: fast_free,
         };
@@ -345,17 +355,23 @@ impl PyMemoryPool {
     }
 }
 
-const FAST_CAPSULE_NAME: &CStr = c"pygpukit.pool_fast_v1";
+const FAST_CAPSULE_NAME: &CStr = c"pygpukit.pool_fast_v2";
 
 /// What `MemoryPool.fast_table` hands C code (C layout; the header first, as in the device
-/// allocator table). `allocate(pool, nbytes, &ptr)` returns an owned block handle, or null
-/// when the cache cannot serve the request without waiting; `free(handle)` gives it back.
+/// allocator table).
+/// - `allocate_cached(pool, nbytes, stream, &ptr)`: an owned block handle from `stream`'s
+///   cache, or null when the cache cannot serve the request without waiting;
+/// - `allocate(pool, nbytes, stream, &ptr, message, message_len)`: the pool's whole path
+///   (fresh device memory, the OOM ladder, task charging); null on failure, with the
+///   reason written to `message` (NUL-terminated, truncated to fit);
+/// - `free(handle)` gives a block back to its stream's cache.
 #[repr(C)]
-struct PoolFastTableV1 {
+struct PoolFastTableV2 {
     abi_version: u32,
     struct_size: u32,
     pool: *const c_void,
-    allocate: unsafe extern "C" fn(*const c_void, u64, *mut u64) -> *mut c_void,
+    allocate_cached: unsafe extern "C" fn(*const c_void, u64, u64, *mut u64) -> *mut c_void,
+    allocate: unsafe extern "C" fn(*const c_void, u64, u64, *mut u64, *mut u8, usize) -> *mut c_void,
     free: unsafe extern "C" fn(*mut c_void),
 }
 
@@ -363,7 +379,7 @@ struct PoolFastTableV1 {
 /// the pool reference the table's `pool` points into.
 #[repr(C)]
 struct FastTableInCapsule {
-    table: PoolFastTableV1,
+    table: PoolFastTableV2,
     #[allow(clippy::redundant_allocation)] // the table points at the Arc: its address must stay
     _pool: Box<Arc<MemoryPool>>,
 }
@@ -373,13 +389,14 @@ unsafe impl Send for FastTableInCapsule {}
 
 /// # Safety
 /// `pool` is a fast table's `pool`, and its capsule is alive; `ptr` is writable.
-unsafe extern "C" fn fast_allocate(
+unsafe extern "C" fn fast_allocate_cached(
     pool: *const c_void,
     nbytes: u64,
+    stream: u64,
     ptr: *mut u64,
 ) -> *mut c_void {
     let pool = &*(pool as *const Arc<MemoryPool>);
-    let got = std::panic::catch_unwind(AssertUnwindSafe(|| pool.allocate_cached(nbytes)));
+    let got = std::panic::catch_unwind(AssertUnwindSafe(|| pool.allocate_cached(nbytes, stream)));
     match got {
         Ok(Some((block, p))) => {
             *ptr = p;
@@ -387,6 +404,40 @@ unsafe extern "C" fn fast_allocate(
         }
         _ => std::ptr::null_mut(),
     }
+}
+
+/// # Safety
+/// As `fast_allocate_cached`; `message` holds `message_len` writable bytes (or is null).
+/// Called with the GIL held: nothing the pool does under its lock needs the GIL, so the
+/// wait for the lock cannot deadlock.
+unsafe extern "C" fn fast_allocate(
+    pool: *const c_void,
+    nbytes: u64,
+    stream: u64,
+    ptr: *mut u64,
+    message: *mut u8,
+    message_len: usize,
+) -> *mut c_void {
+    let pool = &*(pool as *const Arc<MemoryPool>);
+    let got = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        let block = pool.allocate_on(nbytes, stream)?;
+        let p = block.ptr()?;
+        Ok::<_, PoolError>((block, p))
+    }));
+    let text = match got {
+        Ok(Ok((block, p))) => {
+            *ptr = p;
+            return Box::into_raw(Box::new(block)) as *mut c_void;
+        }
+        Ok(Err(e)) => e.to_string(),
+        Err(_) => "the memory pool panicked".to_string(),
+    };
+    if !message.is_null() && message_len > 0 {
+        let n = text.len().min(message_len - 1);
+        std::ptr::copy_nonoverlapping(text.as_ptr(), message, n);
+        *message.add(n) = 0;
+    }
+    std::ptr::null_mut()
 }
 
 /// # Safety
@@ -564,7 +615,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(host_allocator_capsule, m)?)?;
     m.add("DEVICE_ALLOCATOR_CAPSULE_NAME", ALLOCATOR_CAPSULE_NAME)?;
     m.add("POOL_FAST_CAPSULE_NAME", FAST_CAPSULE_NAME.to_str().unwrap_or_default())?;
-    m.add("POOL_FAST_TABLE_SIZE", std::mem::size_of::<PoolFastTableV1>())?;
+    m.add("POOL_FAST_TABLE_SIZE", std::mem::size_of::<PoolFastTableV2>())?;
     m.add("DEVICE_ALLOCATOR_TABLE_SIZE", std::mem::size_of::<DeviceAllocatorTable>())?;
     Ok(())
 }

@@ -187,8 +187,8 @@ def test_repeated_products_reuse_the_plan_with_new_pointers(name: str) -> None:
         got = gp.matmul(gp.asarray(a, device="cuda"), gp.asarray(b, device="cuda"))
         check(got.to_numpy(), reference(a, b, name), name)
         if i == 0:
-            first, plans = len(mm._ready), len(lt._plans)
-    assert len(mm._ready) == first and len(lt._plans) == plans
+            first, plans = len(mm._ready), len(cublaslt._plans)
+    assert len(mm._ready) == first and len(cublaslt._plans) == plans
     a, b = draw(rng, (97, 80), name), draw(rng, (80, 112), name)
     ga = gp.asarray(a, device="cuda")[1:]  # starts itemsize bytes into its block
     assert (mm._ptr(ga) & 255) != 0
@@ -222,7 +222,7 @@ def test_odd_shapes_twice_through_the_hot_path(
 
 
 @needs_lt
-def test_shared_workspace_is_cached_memory_and_freed_with_the_cache() -> None:
+def test_workspace_goes_back_to_the_stream_cache_after_each_product() -> None:
     rng = np.random.default_rng(8)
     a, b = draw(rng, (512, 768), "bfloat16"), draw(rng, (768, 640), "bfloat16")
     ga, gb = gp.asarray(a, device="cuda"), gp.asarray(b, device="cuda")
@@ -230,14 +230,9 @@ def test_shared_workspace_is_cached_memory_and_freed_with_the_cache() -> None:
     out = gp.matmul(ga, gb)
     check(out.to_numpy(), reference(a, b, "bfloat16"), "bfloat16")
     del out
-    gp.cuda.synchronize()
-    after = gp.memory.stats("cuda")
-    assert after["used"] == before["used"]  # the workspace is not an array's memory
-    # counted as cached (0 when the chosen algorithm wants no workspace)
-    assert 0 <= after["cublaslt_workspace"] <= after["cached"]
+    assert gp.memory.stats("cuda")["used"] == before["used"]  # no workspace left held
     gp.memory.free_all_cached("cuda")
-    assert gp.memory.stats("cuda")["cublaslt_workspace"] == 0
-    again = gp.matmul(ga, gb)  # the next product takes a new workspace
+    again = gp.matmul(ga, gb)  # the next product takes a workspace again
     check(again.to_numpy(), reference(a, b, "bfloat16"), "bfloat16")
 
 
@@ -276,7 +271,5 @@ def test_timed_trial_keeps_results_right(monkeypatch: pytest.MonkeyPatch, name: 
             check(out.to_numpy(), reference(a, b, name), name, TF32_TOL if tf32 else None)
     ready = mm._ready[mm._ready_key(ga, gb, out, tf32, mm._ptr(ga), mm._ptr(gb), mm._ptr(out))]
     plan = ready.plan
-    assert not plan.pending
-    assert 0 <= plan.choice < len(plan.choices)
-    if len(plan.choices) > 1:
-        assert plan.trial_ms and all(t > 0 for t in plan.trial_ms.values())
+    assert type(plan).__name__ == "MatmulPlan"
+    assert 0 <= plan.choice < len(plan.workspace_sizes)

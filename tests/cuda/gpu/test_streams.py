@@ -1,5 +1,5 @@
 """gp.cuda streams and events: current stream per thread, ordering, timing, and the
-stream-ordered free rule (a block freed on a busy stream is held back from the pool)."""
+stream-ordered pool (a block freed on a stream is reused on that stream only)."""
 
 from __future__ import annotations
 
@@ -76,15 +76,23 @@ def test_wait_event_orders_two_streams() -> None:
     release()
 
 
-def test_block_freed_on_a_busy_stream_is_held_until_it_finishes() -> None:
+def test_a_block_freed_on_a_busy_stream_is_reused_there_and_not_elsewhere() -> None:
     s = gp.cuda.Stream(non_blocking=True)
+    used = gp.memory.stats("cuda")["used"]
     with s:
         x = gp.ones((1 << 22,), dtype="float32")
         for _ in range(50):
             x = x + 1.0
-        del x  # the stream may still be running the adds
+        ptr = x.buffer.ptr
+        del x  # the stream may still be running the adds: back to s's cache at once
+        assert gp.memory.stats("cuda")["used"] == used
+        y = gp.empty((1 << 22,), dtype="float32")
+        assert y.buffer.ptr == ptr  # s reuses it: its later work runs after the adds
+    z = gp.empty((1 << 22,), dtype="float32")  # the default stream never gets s's block
+    assert z.buffer.ptr != ptr
     s.synchronize()
     assert gp.cuda.pending_frees() == 0
+    del y, z
 
 
 def test_priority_stream() -> None:

@@ -16,7 +16,9 @@ import numpy as np
 from .results import Work
 
 #: families in the order they run
-FAMILIES = ("elementwise", "reductions", "matmul", "attention", "tiny", "compile", "transfer")
+FAMILIES = (
+    "elementwise", "reductions", "matmul", "attention", "tiny", "compile", "transfer", "launch",
+)  # fmt: skip
 
 
 @dataclass
@@ -440,7 +442,14 @@ BUILDERS: dict[str, Callable[[Sizes], list[Case]]] = {
     "tiny": tiny,
     "compile": compile_family,
     "transfer": transfer,
+    "launch": lambda sizes: _launch_cases(sizes.calls),
 }
+
+
+def _launch_cases(calls: list[int]) -> list[Case]:
+    from .launch_path import cases  # its own module: it imports the runner
+
+    return list(cases(calls))
 
 
 def build(families: list[str], sizes: Sizes) -> list[Case]:

@@ -351,6 +351,10 @@ def _compile_peer(case: SpecialCase, peer: Peer, bench: Bench) -> PeerResult:
 def run_special(case: SpecialCase, bench: Bench) -> Row:
     if case.kind == "tiny":
         return run_tiny(case, bench)
+    if case.kind.startswith("launch_"):
+        from .launch_path import run_launch
+
+        return run_launch(case, bench)
     if case.kind == "transfer":
         from .transfer import run_transfer  # its own module: it imports this one's peers
 

@@ -24,3 +24,5 @@ pub use stats::PoolStats;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod stream_tests;

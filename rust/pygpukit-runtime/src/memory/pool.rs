@@ -1,4 +1,12 @@
 //! The memory pool: small-block free lists, best-fit segments, quota, eviction and the OOM ladder.
+//!
+//! Stream-ordered: every block belongs to the stream it was allocated on (a CUstream handle;
+//! 0 for the legacy default stream and for pools without streams). Free lists and segments
+//! are kept per stream, so a block freed on stream S is reused on S at once (work queued on
+//! S later runs after the work that used it) and never handed to another stream while
+//! cached. It reaches another stream only after going back to the device: the OOM ladder
+//! and `free_all_cached` free cached memory with the device's free call, which waits for
+//! the device's queued work first (cuMemFree does), as PyTorch's and CuPy's pools rely on.
 
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -22,6 +30,9 @@ pub struct PoolConfig {
     pub quota: Option<u64>,
     /// Whether the OOM ladder may evict least-recently-used blocks to host memory.
     pub enable_eviction: bool,
+    /// A CUDA graph's private pool: captured work replays into its cached blocks, so the
+    /// OOM ladder never gives them back (a failed request is an error instead).
+    pub keep_cache: bool,
 }
 
 /// Where the device memory of a resident block came from, so it can go back there.
@@ -41,6 +52,8 @@ enum Place {
 struct Record {
     nbytes: u64,
     capacity: u64,
+    /// The stream the block was allocated on: its memory returns to that stream's cache.
+    stream: u64,
     place: Place,
     /// Buffer exports and in-flight copies; a pinned block is never evicted or freed.
     pins: u32,
@@ -49,11 +62,12 @@ struct Record {
 #[derive(Debug)]
 struct State {
     blocks: HashMap<u64, Record>,
-    /// One free list of device pointers per small size class.
-    small_free: Vec<Vec<u64>>,
+    /// Per stream, one free list of device pointers per small size class.
+    small_free: HashMap<u64, Vec<Vec<u64>>>,
     small_cached: u64,
     small_reserved: u64,
-    arena: SegmentArena,
+    /// Per stream, the segments large blocks are carved from.
+    arenas: HashMap<u64, SegmentArena>,
     lru: Lru,
     used: u64,
     evicted_bytes: u64,
@@ -63,10 +77,16 @@ struct State {
 
 impl State {
     fn reserved(&self) -> u64 {
-        self.small_reserved + self.arena.reserved()
+        self.small_reserved + self.arenas.values().map(SegmentArena::reserved).sum::<u64>()
     }
     fn cached(&self) -> u64 {
-        self.small_cached + self.arena.free_bytes()
+        self.small_cached + self.arenas.values().map(SegmentArena::free_bytes).sum::<u64>()
+    }
+    fn small_list(&mut self, stream: u64, class: usize) -> &mut Vec<u64> {
+        &mut self.small_free.entry(stream).or_insert_with(|| vec![Vec::new(); class_count()])[class]
+    }
+    fn arena(&mut self, stream: u64) -> &mut SegmentArena {
+        self.arenas.entry(stream).or_default()
     }
 }
 
@@ -89,10 +109,10 @@ impl MemoryPool {
         Arc::new(MemoryPool {
             state: Mutex::new(State {
                 blocks: HashMap::new(),
-                small_free: vec![Vec::new(); class_count()],
+                small_free: HashMap::new(),
                 small_cached: 0,
                 small_reserved: 0,
-                arena: SegmentArena::default(),
+                arenas: HashMap::new(),
                 lru: Lru::default(),
                 used: 0,
                 evicted_bytes: 0,
@@ -127,8 +147,14 @@ impl MemoryPool {
         self.device_alloc.is_host_addressable()
     }
 
-    /// Allocate a block of `nbytes` (> 0). Charged to the task context of this thread, if any.
+    /// Allocate a block of `nbytes` (> 0) on stream 0. See `allocate_on`.
     pub fn allocate(self: &Arc<Self>, nbytes: u64) -> Result<Block, PoolError> {
+        self.allocate_on(nbytes, 0)
+    }
+
+    /// Allocate a block of `nbytes` (> 0) for work on `stream`. Charged to the task context
+    /// of this thread, if any.
+    pub fn allocate_on(self: &Arc<Self>, nbytes: u64, stream: u64) -> Result<Block, PoolError> {
         if nbytes == 0 {
             return Err(PoolError::InvalidSize("cannot allocate a block of 0 bytes".into()));
         }
@@ -137,7 +163,7 @@ impl MemoryPool {
         if let Some(c) = &ctx {
             c.charge(capacity).map_err(PoolError::ChargeRefused)?;
         }
-        let result = self.allocate_uncharged(nbytes, capacity);
+        let result = self.allocate_uncharged(nbytes, capacity, stream);
         match result {
             Ok(id) => Ok(Block::new(self.clone(), id, nbytes, capacity, ctx)),
             Err(e) => {
@@ -152,42 +178,51 @@ impl MemoryPool {
     /// Fast path that never waits: serve `nbytes` from the cache if the lock is free now and
     /// a cached block fits. `None` means "use `allocate`" (which may wait). Skipped when a
     /// task context is current, so charging keeps one lock order (context before pool).
-    pub fn allocate_nowait(self: &Arc<Self>, nbytes: u64) -> Option<Block> {
-        self.allocate_cached(nbytes).map(|(block, _)| block)
+    pub fn allocate_nowait(self: &Arc<Self>, nbytes: u64, stream: u64) -> Option<Block> {
+        self.allocate_cached(nbytes, stream).map(|(block, _)| block)
     }
 
     /// `allocate_nowait` with the block's pointer as it stands now (it stays put unless the
     /// pool evicts, so callers that cache it must use a pool without eviction).
-    pub fn allocate_cached(self: &Arc<Self>, nbytes: u64) -> Option<(Block, u64)> {
+    pub fn allocate_cached(self: &Arc<Self>, nbytes: u64, stream: u64) -> Option<(Block, u64)> {
         if nbytes == 0 || context::current().is_some() {
             return None;
         }
         let capacity = rounded(nbytes).ok()?;
         let mut st = self.state.try_lock()?;
-        let (ptr, home) = take_cached(&mut st, capacity)?;
+        let (ptr, home) = take_cached(&mut st, capacity, stream)?;
         st.counters.reuses += 1;
-        let id = self.insert_record(&mut st, nbytes, capacity, ptr, home);
+        let id = self.insert_record(&mut st, nbytes, capacity, ptr, home, stream);
         drop(st);
         Some((Block::new(self.clone(), id, nbytes, capacity, None), ptr))
     }
 
-    fn insert_record(&self, st: &mut State, nbytes: u64, capacity: u64, ptr: u64, home: Home) -> u64 {
+    fn insert_record(
+        &self,
+        st: &mut State,
+        nbytes: u64,
+        capacity: u64,
+        ptr: u64,
+        home: Home,
+        stream: u64,
+    ) -> u64 {
         let id = st.next_id;
         st.next_id += 1;
         let tick = st.lru.touch(id, None);
-        st.blocks.insert(id, Record { nbytes, capacity, place: Place::Resident { ptr, home, tick }, pins: 0 });
+        let place = Place::Resident { ptr, home, tick };
+        st.blocks.insert(id, Record { nbytes, capacity, stream, place, pins: 0 });
         st.counters.allocations += 1;
         add_used(st, capacity);
         id
     }
 
-    fn allocate_uncharged(&self, nbytes: u64, capacity: u64) -> Result<u64, PoolError> {
+    fn allocate_uncharged(&self, nbytes: u64, capacity: u64, stream: u64) -> Result<u64, PoolError> {
         let mut st = self.state.lock();
         if self.config.quota.is_some_and(|q| capacity > q) {
             return Err(self.oom(&st, nbytes, capacity)); // no ladder can help
         }
-        let (ptr, home) = self.obtain(&mut st, nbytes, capacity)?;
-        Ok(self.insert_record(&mut st, nbytes, capacity, ptr, home))
+        let (ptr, home) = self.obtain(&mut st, nbytes, capacity, stream)?;
+        Ok(self.insert_record(&mut st, nbytes, capacity, ptr, home, stream))
     }
 
     /// The device pointer of `block`, restoring it first if it was evicted. Marks it used.
@@ -343,8 +378,8 @@ impl MemoryPool {
             peak: st.counters.peak,
             quota: self.config.quota,
             evicted_bytes: st.evicted_bytes,
-            fragmentation: st.arena.fragmentation(),
-            segments: st.arena.segment_count() as u64,
+            fragmentation: st.arenas.values().map(SegmentArena::fragmentation).sum(),
+            segments: st.arenas.values().map(|a| a.segment_count() as u64).sum(),
             blocks: st.blocks.len() as u64,
             evicted_blocks: evicted_blocks as u64,
             allocations: st.counters.allocations,
@@ -359,7 +394,9 @@ impl MemoryPool {
     /// Verify every bookkeeping invariant (for tests); `Err` names the first broken one.
     pub fn check_invariants(&self) -> Result<(), String> {
         let st = self.state.lock();
-        st.arena.check()?;
+        for arena in st.arenas.values() {
+            arena.check()?;
+        }
         let mut used = 0;
         let mut evicted = 0;
         let mut resident = 0;
@@ -372,8 +409,12 @@ impl MemoryPool {
                 Place::Evicted { .. } => evicted += r.capacity,
             }
         }
-        let small_cached: u64 =
-            st.small_free.iter().enumerate().map(|(c, l)| l.len() as u64 * class_size(c)).sum();
+        let small_cached: u64 = st
+            .small_free
+            .values()
+            .flat_map(|lists| lists.iter().enumerate())
+            .map(|(c, l)| l.len() as u64 * class_size(c))
+            .sum();
         if small_cached != st.small_cached {
             return Err(format!("free lists hold {small_cached} but {} counted", st.small_cached));
         }
@@ -427,7 +468,7 @@ impl MemoryPool {
         match rec.place {
             Place::Resident { ptr, home, tick } => {
                 st.lru.remove(tick);
-                put_back(st, ptr, home, rec.capacity);
+                put_back(st, ptr, home, rec.capacity, rec.stream);
                 st.used -= rec.capacity;
             }
             Place::Evicted { .. } => st.evicted_bytes -= rec.capacity,
@@ -453,17 +494,26 @@ impl MemoryPool {
     }
 
     /// Memory for a block of `capacity` bytes: from the cache, else fresh, else the OOM ladder.
-    fn obtain(&self, st: &mut State, nbytes: u64, capacity: u64) -> Result<(u64, Home), PoolError> {
-        if let Some(found) = take_cached(st, capacity) {
+    fn obtain(
+        &self,
+        st: &mut State,
+        nbytes: u64,
+        capacity: u64,
+        stream: u64,
+    ) -> Result<(u64, Home), PoolError> {
+        if let Some(found) = take_cached(st, capacity, stream) {
             st.counters.reuses += 1;
             return Ok(found);
         }
-        if let Some(found) = self.take_fresh(st, capacity) {
+        if let Some(found) = self.take_fresh(st, capacity, stream) {
             return Ok(found);
         }
-        // Ladder step 1: give cached memory back to the device, then retry.
+        if self.config.keep_cache {
+            return Err(self.oom(st, nbytes, capacity));
+        }
+        // Ladder step 1: give cached memory (every stream's) back to the device, then retry.
         if self.release_cached(st) > 0 {
-            if let Some(found) = self.take_fresh(st, capacity) {
+            if let Some(found) = self.take_fresh(st, capacity, stream) {
                 return Ok(found);
             }
         }
@@ -471,12 +521,12 @@ impl MemoryPool {
         if self.config.enable_eviction {
             while let Some(v) = victim(st) {
                 self.evict_locked(st, v)?;
-                if let Some(found) = take_cached(st, capacity) {
+                if let Some(found) = take_cached(st, capacity, stream) {
                     st.counters.reuses += 1;
                     return Ok(found);
                 }
                 self.release_cached(st);
-                if let Some(found) = self.take_fresh(st, capacity) {
+                if let Some(found) = self.take_fresh(st, capacity, stream) {
                     return Ok(found);
                 }
             }
@@ -485,7 +535,7 @@ impl MemoryPool {
     }
 
     /// New device memory within the quota; `None` when the quota or the device says no.
-    fn take_fresh(&self, st: &mut State, capacity: u64) -> Option<(u64, Home)> {
+    fn take_fresh(&self, st: &mut State, capacity: u64, stream: u64) -> Option<(u64, Home)> {
         let headroom = self.config.quota.map_or(u64::MAX, |q| q.saturating_sub(st.reserved()));
         if capacity > headroom {
             return None;
@@ -502,45 +552,54 @@ impl MemoryPool {
             .and_then(|s| self.device_alloc.alloc(s).map(|p| (p, s)))
             .or_else(|| self.device_alloc.alloc(capacity).map(|p| (p, capacity)))?;
         st.counters.device_allocs += 1;
-        st.arena.add_segment(base, size);
-        let (ptr, slot) = st.arena.take_best_fit(capacity)?;
+        let arena = st.arena(stream);
+        arena.add_segment(base, size);
+        let (ptr, slot) = arena.take_best_fit(capacity)?;
         Some((ptr, Home::Large(slot)))
     }
 
     fn release_cached(&self, st: &mut State) -> u64 {
         let mut released = 0;
-        for (class, list) in st.small_free.iter_mut().enumerate() {
-            let size = class_size(class);
-            for ptr in list.drain(..) {
-                self.device_alloc.free(ptr, size);
-                st.counters.device_frees += 1;
-                released += size;
+        let mut frees = 0;
+        for lists in st.small_free.values_mut() {
+            for (class, list) in lists.iter_mut().enumerate() {
+                let size = class_size(class);
+                for ptr in list.drain(..) {
+                    self.device_alloc.free(ptr, size);
+                    frees += 1;
+                    released += size;
+                }
             }
         }
         st.small_cached -= released;
         st.small_reserved -= released;
-        for (base, size) in st.arena.take_empty_segments() {
-            self.device_alloc.free(base, size);
-            st.counters.device_frees += 1;
-            released += size;
+        for arena in st.arenas.values_mut() {
+            for (base, size) in arena.take_empty_segments() {
+                self.device_alloc.free(base, size);
+                frees += 1;
+                released += size;
+            }
         }
+        // Streams that hold nothing any more (destroyed ones, say) leave no empty maps behind.
+        st.arenas.retain(|_, a| a.segment_count() > 0);
+        st.counters.device_frees += frees;
         released
     }
 
     /// Copy block `id` to host memory and put its device memory in the cache.
     /// Returns the device bytes freed.
     fn evict_locked(&self, st: &mut State, id: u64) -> Result<u64, PoolError> {
-        let (nbytes, capacity, ptr, home, tick) = match st.blocks.get(&id) {
-            Some(Record { nbytes, capacity, place: Place::Resident { ptr, home, tick }, .. }) => {
-                (*nbytes, *capacity, *ptr, *home, *tick)
-            }
+        let (nbytes, capacity, stream, ptr, home, tick) = match st.blocks.get(&id) {
+            Some(Record {
+                nbytes, capacity, stream, place: Place::Resident { ptr, home, tick }, ..
+            }) => (*nbytes, *capacity, *stream, *ptr, *home, *tick),
             Some(_) => return Ok(0),
             None => return Err(PoolError::Freed),
         };
         let mut data = host_buffer(nbytes)?;
         self.device_alloc.copy_d2h(&mut data, ptr).map_err(PoolError::Device)?;
         st.lru.remove(tick);
-        put_back(st, ptr, home, capacity);
+        put_back(st, ptr, home, capacity, stream);
         st.used -= capacity;
         st.evicted_bytes += capacity;
         st.counters.evictions += 1;
@@ -551,18 +610,18 @@ impl MemoryPool {
     }
 
     fn restore_locked(&self, st: &mut State, id: u64) -> Result<u64, PoolError> {
-        let (nbytes, capacity) = match st.blocks.get(&id) {
-            Some(r) => (r.nbytes, r.capacity),
+        let (nbytes, capacity, stream) = match st.blocks.get(&id) {
+            Some(r) => (r.nbytes, r.capacity, r.stream),
             None => return Err(PoolError::Freed),
         };
-        let (ptr, home) = self.obtain(st, nbytes, capacity)?;
+        let (ptr, home) = self.obtain(st, nbytes, capacity, stream)?;
         let Some(rec) = st.blocks.get_mut(&id) else {
-            put_back(st, ptr, home, capacity);
+            put_back(st, ptr, home, capacity, stream);
             return Err(PoolError::Freed);
         };
         if let Place::Evicted { data } = &rec.place {
             if let Err(e) = self.device_alloc.copy_h2d(ptr, data) {
-                put_back(st, ptr, home, capacity);
+                put_back(st, ptr, home, capacity, stream);
                 return Err(PoolError::Device(e));
             }
         }
@@ -617,24 +676,25 @@ fn class_size(class: usize) -> u64 {
 
 static CLASS_SIZES: std::sync::OnceLock<Vec<u64>> = std::sync::OnceLock::new();
 
-fn take_cached(st: &mut State, capacity: u64) -> Option<(u64, Home)> {
+/// A cached block of `capacity` bytes of `stream`'s cache (never another stream's).
+fn take_cached(st: &mut State, capacity: u64, stream: u64) -> Option<(u64, Home)> {
     if is_small(capacity) {
-        let ptr = st.small_free[small_class(capacity).0].pop()?;
+        let ptr = st.small_free.get_mut(&stream)?[small_class(capacity).0].pop()?;
         st.small_cached -= capacity;
         return Some((ptr, Home::Small));
     }
-    let (ptr, slot) = st.arena.take_best_fit(capacity)?;
+    let (ptr, slot) = st.arenas.get_mut(&stream)?.take_best_fit(capacity)?;
     Some((ptr, Home::Large(slot)))
 }
 
-fn put_back(st: &mut State, ptr: u64, home: Home, capacity: u64) {
+fn put_back(st: &mut State, ptr: u64, home: Home, capacity: u64, stream: u64) {
     match home {
         Home::Small => {
-            st.small_free[small_class(capacity).0].push(ptr);
+            st.small_list(stream, small_class(capacity).0).push(ptr);
             st.small_cached += capacity;
         }
         Home::Large(slot) => {
-            st.arena.give_back(slot);
+            st.arena(stream).give_back(slot);
         }
     }
 }

@@ -61,7 +61,7 @@ fn fake_pool(capacity: u64, config: PoolConfig) -> (Arc<MemoryPool>, Arc<FakeDev
 }
 
 fn host_pool(quota: Option<u64>, enable_eviction: bool) -> Arc<MemoryPool> {
-    MemoryPool::for_host(PoolConfig { quota, enable_eviction })
+    MemoryPool::for_host(PoolConfig { quota, enable_eviction, keep_cache: false })
 }
 
 /// Seed-dependent bytes, cheap to build in a debug build (a memset plus a sparse walk).
@@ -217,7 +217,7 @@ fn large_blocks_split_and_coalesce_in_segments() {
 
 #[test]
 fn device_refusal_walks_the_ladder() {
-    let (pool, dev) = fake_pool(10 * MIB, PoolConfig { quota: None, enable_eviction: true });
+    let (pool, dev) = fake_pool(10 * MIB, PoolConfig { quota: None, enable_eviction: true, keep_cache: false });
     let a = pool.allocate(6 * MIB).unwrap(); // an 8 MiB segment: fits the 10 MiB device
     fill(&pool, &a, 9);
     let b = pool.allocate(6 * MIB).unwrap(); // device full: a must be evicted
@@ -357,7 +357,7 @@ proptest! {
     #[test]
     fn random_sequences_keep_the_books(ops in proptest::collection::vec(op(), 1..60),
                                        bounded_device in any::<bool>()) {
-        let config = PoolConfig { quota: Some(24 * MIB), enable_eviction: true };
+        let config = PoolConfig { quota: Some(24 * MIB), enable_eviction: true, keep_cache: false };
         let (pool, dev) = if bounded_device {
             let (p, d) = fake_pool(20 * MIB, config);
             (p, Some(d))
@@ -421,25 +421,25 @@ proptest! {
 #[test]
 fn nowait_paths_only_serve_the_cache() {
     let pool = host_pool(None, false);
-    assert!(pool.allocate_nowait(4096).is_none(), "empty cache: must take the slow path");
+    assert!(pool.allocate_nowait(4096, 0).is_none(), "empty cache: must take the slow path");
     let a = pool.allocate(4096).unwrap();
     assert_eq!(a.free_nowait(), Some(Ok(())));
-    let b = pool.allocate_nowait(4000).expect("cached block of the same class");
+    let b = pool.allocate_nowait(4000, 0).expect("cached block of the same class");
     assert_eq!((pool.stats().reuses, pool.stats().used), (1, 4096));
     let budget = Arc::new(Budget { limit: 1 << 20, charged: AtomicU64::new(0) });
     drop(b);
     let _g = context::enter(budget);
-    assert!(pool.allocate_nowait(4096).is_none(), "a task context takes the charging path");
+    assert!(pool.allocate_nowait(4096, 0).is_none(), "a task context takes the charging path");
 }
 
 #[test]
 fn allocate_cached_reports_the_blocks_pointer() {
     let pool = host_pool(None, false);
-    assert!(pool.allocate_cached(100).is_none(), "empty cache: must take the slow path");
+    assert!(pool.allocate_cached(100, 0).is_none(), "empty cache: must take the slow path");
     let a = pool.allocate(100).unwrap();
     let first = a.ptr().unwrap();
     drop(a);
-    let (b, ptr) = pool.allocate_cached(90).expect("cached block of the same class");
+    let (b, ptr) = pool.allocate_cached(90, 0).expect("cached block of the same class");
     assert_eq!((ptr, b.ptr().unwrap(), b.nbytes()), (first, first, 90));
     assert_eq!(pool.stats().reuses, 1);
     drop(b);

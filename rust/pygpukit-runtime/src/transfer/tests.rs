@@ -23,7 +23,7 @@ impl HostSink for Shared {
 }
 
 fn host_pool() -> Arc<MemoryPool> {
-    MemoryPool::for_host(PoolConfig { quota: Some(64 << 20), enable_eviction: true })
+    MemoryPool::for_host(PoolConfig { quota: Some(64 << 20), enable_eviction: true, keep_cache: false })
 }
 
 #[test]
