@@ -45,7 +45,7 @@ class Graph:
 
     # -- capture -----------------------------------------------------------------------
     def capture_begin(self, stream: streams.Stream | None = None,
-                      capture_error_mode: str = "thread_local") -> None:  # fmt: skip
+                      capture_error_mode: str = "relaxed") -> None:  # fmt: skip
         """Start capturing the ops this thread issues (on `stream`, else a new one)."""
         if self._exec is not None or self._token is not None:
             raise RuntimeError("this Graph was captured already: make a new Graph")
@@ -113,7 +113,7 @@ class Graph:
 
 @contextlib.contextmanager
 def graph(g: Graph, stream: streams.Stream | None = None,
-          capture_error_mode: str = "thread_local") -> Iterator[Graph]:  # fmt: skip
+          capture_error_mode: str = "relaxed") -> Iterator[Graph]:  # fmt: skip
     """Capture the ops issued inside the block into `g` (see the module note)."""
     g.capture_begin(stream, capture_error_mode)
     try:

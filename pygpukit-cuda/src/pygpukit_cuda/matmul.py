@@ -17,7 +17,7 @@ from typing import Any
 from pygpukit import GPUArray, KernelProvider
 from pygpukit import _dtypes as dt
 
-from . import cublaslt, launcher, provider
+from . import cublaslt, launcher, provider, streams
 from .device import context
 from .dims import merge_dims
 from .kernels import gemm_source
@@ -66,15 +66,31 @@ def _fold_rows(x1: GPUArray, x2: GPUArray) -> int | None:
 
 
 class _Ready:
-    """A remembered product: its native plan and device, run on the current stream."""
+    """A remembered product: its native plan, the workspace it needs and its device's pool,
+    run on the current stream (the hot path of a repeated product: slot reads only)."""
 
-    __slots__ = ("index", "plan")
+    __slots__ = ("index", "plan", "pool", "ws_bytes")
 
     def __init__(self, plan: Any, index: int) -> None:
+        from .device import allocator
+
         self.plan, self.index = plan, index
+        self.ws_bytes = int(plan.workspace_bytes)
+        self.pool = allocator(index)
 
     def __call__(self, a_ptr: int, b_ptr: int, c_ptr: int) -> None:
-        cublaslt.run(self.plan, self.index, a_ptr, b_ptr, c_ptr)
+        s = streams._current.get()
+        if s is None:
+            handle, pool = 0, self.pool
+        else:
+            if s.device_index != self.index:
+                streams.current(self.index)  # raises, naming both devices
+            handle, pool = s.ptr, s.capture_pool or self.pool
+        if self.ws_bytes:
+            ws = pool.allocate(self.ws_bytes, handle)  # back to the stream's cache after
+            self.plan(handle, b_ptr, a_ptr, c_ptr, ws.ptr)  # cuBLASLt's order: b^T a^T
+        else:
+            self.plan(handle, b_ptr, a_ptr, c_ptr)
 
 
 #: hot-path key -> _Ready (cleared when it grows past _READY_MAX: shapes rarely churn so)
@@ -84,16 +100,19 @@ _READY_MAX = 4096
 
 def _ready_key(x1: GPUArray, x2: GPUArray, out: GPUArray, allow_tf32: bool, a_ptr: int,
                b_ptr: int, c_ptr: int) -> tuple[Any, ...]:  # fmt: skip
-    # the low 8 bits fix every alignment the plan promised cuBLASLt (it looks at most 256)
-    return (out.dtype.name, allow_tf32, x1.shape, x1.strides, x2.shape, x2.strides, out.shape,
-            out.strides, out.device.index, a_ptr & 255, b_ptr & 255, c_ptr & 255)  # fmt: skip
+    # out is a new contiguous array whose shape follows from the operands'; the low 8 bits
+    # of each pointer fix every alignment the plan promised cuBLASLt (it looks at most 256)
+    return (x1._shape, x1._strides, x2._shape, x2._strides, out._dtype, allow_tf32,
+            out._device, a_ptr & 255, b_ptr & 255, c_ptr & 255)  # fmt: skip
 
 
 def matmul(x1: GPUArray, x2: GPUArray, out: GPUArray, allow_tf32: bool) -> None:
     """out = x1 @ x2 (the core's matmul kernel convention)."""
     dtype = out.dtype
-    if x1.dtype is dtype and x2.dtype is dtype:
-        a_ptr, b_ptr, c_ptr = _ptr(x1), _ptr(x2), _ptr(out)
+    if x1._dtype is dtype and x2._dtype is dtype:
+        a_ptr = x1._buffer.ptr + x1._offset
+        b_ptr = x2._buffer.ptr + x2._offset
+        c_ptr = out._buffer.ptr + out._offset
         key = _ready_key(x1, x2, out, allow_tf32, a_ptr, b_ptr, c_ptr)
         ready = _ready.get(key)
         if ready is not None:
