@@ -69,9 +69,13 @@ PyMemberDef kBufferMembers[] = {
 };
 
 // MemoryError naming the request, the pool's reason and (when the context can say) the
-// device's free bytes: the slow path of a failed allocation.
+// device's free bytes: the slow path of a failed allocation. When asking the context fails
+// (a context lost to a faulted kernel), its error is the one raised.
 void raise_out_of_memory(const AllocatorObject* a, long long n, const char* reason) {
     PyObject* info = PyObject_CallMethod(a->context, "memory_info", nullptr);
+    if (info == nullptr && !PyErr_ExceptionMatches(PyExc_AttributeError)) {
+        return;  // the context's own error (a lost context, say) says more than the pool's
+    }
     if (info != nullptr && PyTuple_Check(info) && PyTuple_GET_SIZE(info) == 2) {
         PyErr_Format(PyExc_MemoryError,
                      "out of device memory allocating %lld bytes: %s (%S of %S bytes free on "

@@ -39,7 +39,7 @@ def test_replay_matches_eager_bit_for_bit_and_follows_new_inputs() -> None:
     g.replay()
     assert np.array_equal(_bits(out.to_numpy()), _bits(eager))
     new_a = rng.standard_normal((64, 96)).astype(np.float32)
-    a[...] = new_a  # the graph reads a's memory: change it in place, then replay
+    a[...] = gp.asarray(new_a)  # the graph reads a's memory: change it in place, then replay
     g.replay()
     want = region().to_numpy()
     assert np.array_equal(_bits(out.to_numpy()), _bits(want))
