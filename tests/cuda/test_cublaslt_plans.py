@@ -80,6 +80,7 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> Any:
     def make(cost: list[float], workspace: list[int] | None = None,
              trial: bool = True) -> tuple[FakeLt, FakePool]:  # fmt: skip
         monkeypatch.setenv("PYGPUKIT_CUBLASLT_TRIAL", "1" if trial else "0")
+        monkeypatch.setattr(cublaslt, "TRIAL_SMALL_FLOPS", 2 * 64**3)
         lib = FakeLt(cost, [0] * len(cost) if workspace is None else workspace)
         FakeEvent.lib = lib
         monkeypatch.setattr(streams, "Event", FakeEvent)
@@ -153,9 +154,18 @@ def test_trial_cost_is_bounded_for_slow_products(fake: Any) -> None:
 
 
 @pytest.mark.parametrize("n", [64, 4096])
-def test_trial_is_off_unless_asked_or_small(fake: Any, n: int) -> None:
-    lib, _ = fake([1.0, 0.5], trial=n == 64)  # asked but small, or large but not asked
+def test_trial_off(fake: Any, n: int) -> None:
+    lib, _ = fake([1.0, 0.5], trial=False)
     assert plan_of(lib, n).choice == 0 and not lib.calls
+
+
+@pytest.mark.parametrize("n,trial", [(32, True), (64, True), (128, False), (4096, False)])
+def test_trial_auto_times_small_products_only(fake: Any, monkeypatch: pytest.MonkeyPatch,
+                                              n: int, trial: bool) -> None:  # fmt: skip
+    lib, _ = fake([1.0, 0.5])
+    monkeypatch.delenv("PYGPUKIT_CUBLASLT_TRIAL")  # the default: auto
+    assert plan_of(lib, n).choice == (1 if trial else 0)
+    assert bool(lib.calls) is trial
 
 
 def test_no_usable_algorithm_gives_no_plan(fake: Any) -> None:

@@ -17,8 +17,13 @@ captured it comes from the graph's private pool).
 
 cuBLASLt is column-major, so ``out = a @ b`` runs as ``out^T = b^T a^T`` with each operand
 expressed through the op flag and leading dimension of its layout (transposed views need
-no copy). With ``PYGPUKIT_CUBLASLT_TRIAL=1`` a product's first run (outside graph capture)
-also times the heuristic's candidates once (``TRIAL_*``) and keeps a clearly faster one.
+no copy). A new product's plan may time the heuristic's candidates once on its first run
+(``TRIAL_*``) and keep a clearly faster one: ``PYGPUKIT_CUBLASLT_TRIAL=auto`` (the default)
+does so for small, decode-shaped products (up to ``TRIAL_SMALL_FLOPS``; the heuristic's first
+pick for 1 x 4096 @ 4096 x 4096 bf16 was not the fastest on the H100, and the trial costs
+well under a millisecond there), ``1`` for every product of at least ``TRIAL_MIN_FLOPS``
+too, ``0`` never. The choice is made once, outside graph capture, and kept: a replayed graph
+runs the same algorithm as the eager call did (bit-identical results).
 """
 
 from __future__ import annotations
@@ -37,9 +42,12 @@ from . import _loader, streams
 WORKSPACE_BYTES = 32 << 20
 #: Heuristic results asked for per plan: the candidates of the timed trial.
 HEURISTIC_RESULTS = 8
-#: With the trial on, products of at least this many flops (2*M*N*K*batch) time their
+#: With the trial on ("1"), products of at least this many flops (2*M*N*K*batch) time their
 #: candidates once, on their first run: about 2048^3 and up, where the kernel sets the pace.
 TRIAL_MIN_FLOPS = 2 * 2048**3
+#: The default ("auto") times the candidates of products up to this many flops (64 rows of
+#: an 8192 x 8192 weight): each run takes microseconds, so the trial costs little.
+TRIAL_SMALL_FLOPS = 2 * 64 * 8192 * 8192
 #: Device time the trial may spend (milliseconds, roughly), timed runs per candidate, and
 #: how much faster than the heuristic's first another candidate must be to replace it.
 TRIAL_BUDGET_MS = 150.0
@@ -235,11 +243,11 @@ def _pool_for(stream: Any, device_index: int) -> Any:
 
 
 def _trial_wanted(m: int, n: int, k: int, batch: int) -> bool:
-    if os.environ.get("PYGPUKIT_CUBLASLT_TRIAL", "0") != "1":
-        return False
-    if streams.current_stream().capture_pool is not None:
+    mode = os.environ.get("PYGPUKIT_CUBLASLT_TRIAL", "auto")
+    if mode == "0" or streams.current_stream().capture_pool is not None:
         return False  # a capture cannot time; the heuristic's first stays for good
-    return 2 * m * n * k * batch >= TRIAL_MIN_FLOPS
+    flops = 2 * m * n * k * batch
+    return flops <= TRIAL_SMALL_FLOPS or (mode == "1" and flops >= TRIAL_MIN_FLOPS)
 
 
 def _trial(plan: Any, device_index: int, a_ptr: int, b_ptr: int, d_ptr: int) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -118,11 +119,18 @@ def test_allow_tf32_setting_reaches_the_kernel(monkeypatch: pytest.MonkeyPatch) 
     assert kernel is real  # the spy below replaces exactly the dispatched kernel
     import pygpukit._ops.linalg as ops_linalg
 
+    # both paths: the general one (1-D operands) and the 2-D fast path, in settings
+    # snapshots made after the spy is in place (each snapshot looks its kernel up once)
     monkeypatch.setattr(ops_linalg, "kernel_on", lambda *a, **k: spy)
+    monkeypatch.setattr(ops_linalg, "kernel_for", lambda *a, **k: SimpleNamespace(fn=spy))
+    v = x[0]
     with gp.config.use(allow_tf32=True):
         tf32 = gp.matmul(x, x).to_numpy()
-    gp.matmul(x, x)
-    assert seen == [True, False]
+        gp.matmul(v, x)
+    with gp.config.use(allow_tf32=False):
+        gp.matmul(x, x)
+        gp.matmul(v, x)
+    assert seen == [True, True, False, False]
     np.testing.assert_array_equal(tf32, plain)  # the CPU ignores the hint
 
 

@@ -20,11 +20,14 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
+from _pygpukit_rust import current_task_id
+
 from .. import _views
 from .. import config as _config
 from .._array import GPUArray
+from .._dispatch import kernel_for
 from .._promotion import promote_types
-from ._core import check_numeric, device_of, empty, kernel_on
+from ._core import _gated, check_numeric, device_of, empty, kernel_on
 from .copying import astype
 
 __all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot"]
@@ -61,8 +64,40 @@ def _matmul_nd(a: GPUArray, b: GPUArray, backend: str | None, what: str) -> GPUA
     return out
 
 
+def _fast_matmul(x1: GPUArray, x2: GPUArray, backend: str | None) -> GPUArray | None:
+    """Two 2-D arrays of one dtype on one device (the decode step's products): the kernel
+    and the allow_tf32 setting looked up once per settings snapshot and dtype, slot reads
+    only; None when the shapes do not line up (the general path then explains why)."""
+    s1, s2 = x1._shape, x2._shape
+    if len(s1) != 2 or len(s2) != 2 or s1[1] != s2[0]:
+        return None
+    device, dtype = x1._device, x1._dtype
+    settings = _config.current()
+    cache = settings.dispatch_cache
+    key = ("matmul2d", dtype.name, device.type, backend)
+    hit = cache.get(key)
+    if hit is None:
+        check_numeric("matmul", x1, x2)
+        fn = kernel_for("matmul", device, (dtype, dtype), backend).fn
+        hit = cache[key] = (fn, bool(settings.get("allow_tf32")))
+    out = GPUArray.empty((s1[0], s2[1]), dtype, device)
+    if s1[0] and s2[1]:
+        fn = hit[0] if current_task_id() is None else _gated(hit[0])
+        fn(x1, x2, out, hit[1])
+    return out
+
+
 def matmul(x1: GPUArray, x2: GPUArray, /, *, backend: str | None = None) -> GPUArray:
     """Matrix product with Array API semantics: 1-D operands promoted, batches broadcast."""
+    if (
+        type(x1) is GPUArray
+        and type(x2) is GPUArray
+        and x1._dtype is x2._dtype
+        and x1._device is x2._device
+    ):
+        out = _fast_matmul(x1, x2, backend)
+        if out is not None:
+            return out
     a, b = _operands("matmul", x1, x2)
     if a.ndim == 2 and b.ndim == 2 and a.shape[1] == b.shape[0]:
         return _matmul_nd(a, b, backend, "")  # the common case: no reshapes, no error text
