@@ -9,6 +9,7 @@
 #include "driver_api.hpp"
 #include "graph.hpp"
 #include "launch.hpp"
+#include "launch_gate.hpp"
 #include "launch_plan.hpp"
 #include "matmul_plan.hpp"
 #include "module.hpp"
@@ -84,6 +85,9 @@ void set_python_error() {
         PyErr_SetString(g_cuda_error, e.what());
     } catch (const pgk::LtError& e) {
         PyErr_SetString(g_lt_error, e.what());
+    } catch (const pgk::LaunchCancelled& e) {
+        PyObject* type = pgk::cancelled_error_type();
+        PyErr_SetString(type != nullptr ? type : PyExc_RuntimeError, e.what());
     } catch (const std::invalid_argument& e) {
         PyErr_SetString(PyExc_ValueError, e.what());
     } catch (py::error_already_set& e) {
@@ -129,6 +133,9 @@ PYBIND11_MODULE(_native, m) {
             if (p) std::rethrow_exception(p);
         } catch (const pgk::CudaContextLostError& e) {
             PyErr_SetString(g_lost_error, e.what());
+        } catch (const pgk::LaunchCancelled& e) {
+            PyObject* type = pgk::cancelled_error_type();
+            PyErr_SetString(type != nullptr ? type : PyExc_RuntimeError, e.what());
         }
     });
     static PyTypeObject* plan_type = pgk::make_launch_plan_type(&set_python_error);
@@ -152,6 +159,18 @@ PYBIND11_MODULE(_native, m) {
         py::arg("fast_table"), py::arg("context"),
         "A BufferAllocator over a Rust pool's fast table (MemoryPool.fast_table()); its "
         "DeviceBuffers carry `context` (the device's Context). Needs no driver.");
+
+    m.def(
+        "install_launch_gate",
+        [](py::object table, py::object cancelled) {
+            if (!pgk::install_launch_gate(table.ptr(), cancelled.ptr())) {
+                throw py::error_already_set();
+            }
+        },
+        py::arg("table"), py::arg("cancelled"),
+        "Route every launch through the Rust runtime's gate (its launch_gate_table() "
+        "capsule); `cancelled` is the exception type for a cancelled task.");
+    m.def("launch_gate_installed", &pgk::launch_gate_installed);
 
     // -- driver ----------------------------------------------------------------------
     m.def("load_driver", &pgk::load_driver, py::arg("path") = "libcuda.so.1",

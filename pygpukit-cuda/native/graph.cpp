@@ -2,6 +2,7 @@
 #include "graph.hpp"
 
 #include "driver_api.hpp"
+#include "launch_gate.hpp"
 
 namespace pgk {
 
@@ -38,6 +39,7 @@ Graph::~Graph() {
 
 void Graph::launch(CUstream stream) const {
     ctx_->make_current();
+    LaunchGuard gate;
     check(driver().cuGraphLaunch(exec_, stream), "cuGraphLaunch");
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "driver_api.hpp"
+#include "launch_gate.hpp"
 
 namespace pgk {
 namespace {
@@ -54,6 +55,7 @@ struct PlanState {
                                         " bytes of workspace and got none");
         }
         ctx->make_current();
+        LaunchGuard gate;
         const void* alpha = scale64 ? static_cast<const void*>(&alpha64) : &alpha32;
         const void* beta = scale64 ? static_cast<const void*>(&beta64) : &beta32;
         auto* pa = reinterpret_cast<const void*>(a);

@@ -97,3 +97,27 @@ def test_allocator_table_layout_matches_the_rust_runtime() -> None:
     native = _loader.native()
     assert native.ALLOCATOR_CAPSULE_NAME == rust.DEVICE_ALLOCATOR_CAPSULE_NAME
     assert native.ALLOCATOR_TABLE_SIZE == rust.DEVICE_ALLOCATOR_TABLE_SIZE
+
+
+def test_the_launch_gate_is_installed_and_checks_its_table() -> None:
+    native = pytest.importorskip("pygpukit_cuda._native")
+    rust = pytest.importorskip("_pygpukit_rust")
+    from pygpukit_cuda import _loader
+
+    assert _loader.native().launch_gate_installed()
+    with pytest.raises(ValueError, match=r"pygpukit\.launch_gate_v1"):
+        native.install_launch_gate(rust.host_allocator_capsule(), rust.TaskCancelled)
+
+
+def test_natively_gated_kernels_are_not_wrapped_again_inside_a_task() -> None:
+    import pygpukit as gp
+    from pygpukit._ops._core import task_aware
+
+    def kernel() -> None: ...
+
+    def inside() -> tuple[bool, bool]:
+        return task_aware(kernel, True) is kernel, task_aware(kernel, False) is kernel
+
+    assert task_aware(kernel, False) is kernel  # no task here: nothing to wrap
+    with gp.Scheduler(total_memory="64MB", device="cpu") as sched:
+        assert sched.submit(inside).result(30) == (True, False)

@@ -20,6 +20,9 @@ class Kernel:
     provider: str
     #: input dtypes accepted; None accepts every dtype
     dtypes: frozenset[DataType] | None = None
+    #: its launches pass a scheduler gate of their own (a native launch point), so the core
+    #: does not wrap it in the Python one inside a task
+    gated: bool = False
 
     def refusal(self, dtypes: tuple[DataType, ...]) -> str | None:
         """Why this kernel cannot take inputs of `dtypes`, or None if it can."""
@@ -41,7 +44,13 @@ class KernelProvider:
     """
 
     def __init__(
-        self, name: str, device_type: str, *, priority: int = 0, description: str = ""
+        self,
+        name: str,
+        device_type: str,
+        *,
+        priority: int = 0,
+        description: str = "",
+        gates_launches: bool = False,
     ) -> None:
         if not name or not name.replace("_", "").replace("-", "").isalnum():
             raise ValueError(f"provider name must be alphanumeric (with - or _), got {name!r}")
@@ -49,12 +58,15 @@ class KernelProvider:
         self.device_type = device_type
         self.priority = priority
         self.description = description
+        #: True when every kernel's launches go through a native launch gate that asks the
+        #: scheduler for the device (pygpukit-cuda's); others are gated by the core
+        self.gates_launches = gates_launches
         self.kernels: dict[str, Kernel] = {}
 
     def add(self, op: str, fn: Callable[..., Any], dtypes: Iterable[Any] | None = None) -> None:
         """Register `fn` as this provider's kernel for `op`."""
         accepted = None if dtypes is None else frozenset(as_dtype(d) for d in dtypes)
-        self.kernels[op] = Kernel(op, fn, self.name, accepted)
+        self.kernels[op] = Kernel(op, fn, self.name, accepted, self.gates_launches)
 
     def kernel(self, op: str, dtypes: Iterable[Any] | None = None) -> Callable[[F], F]:
         """Decorator form of `add`."""

@@ -37,10 +37,19 @@ def native() -> ModuleType:
         except ImportError as exc:
             _native_error = f"pygpukit_cuda._native failed to import: {exc}"
         else:
+            _install_gate(mod)
             _native = mod
     if _native is None:
         raise CudaUnavailable(_native_error)
     return _native
+
+
+def _install_gate(mod: ModuleType) -> None:
+    """Route every launch of the extension through the Rust scheduler's gate (one native
+    launch point: kernels, cuBLASLt products, graph replays)."""
+    import _pygpukit_rust as rust
+
+    mod.install_launch_gate(rust.launch_gate_table(), rust.TaskCancelled)
 
 
 def native_status() -> str:

@@ -311,6 +311,7 @@ def make_provider() -> KernelProvider:
     provider = KernelProvider(
         "cuda", device_type="cuda", priority=10,
         description="NVRTC-compiled CUDA C kernels (strided, broadcasting, half types in float32)",
+        gates_launches=True,  # every launch passes the extension's native gate
     )  # fmt: skip
     provider.add("copy", copy)
     provider.add("fill", fill)

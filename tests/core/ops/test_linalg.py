@@ -122,7 +122,9 @@ def test_allow_tf32_setting_reaches_the_kernel(monkeypatch: pytest.MonkeyPatch) 
     # both paths: the general one (1-D operands) and the 2-D fast path, in settings
     # snapshots made after the spy is in place (each snapshot looks its kernel up once)
     monkeypatch.setattr(ops_linalg, "kernel_on", lambda *a, **k: spy)
-    monkeypatch.setattr(ops_linalg, "kernel_for", lambda *a, **k: SimpleNamespace(fn=spy))
+    monkeypatch.setattr(
+        ops_linalg, "kernel_for", lambda *a, **k: SimpleNamespace(fn=spy, gated=False)
+    )
     v = x[0]
     with gp.config.use(allow_tf32=True):
         tf32 = gp.matmul(x, x).to_numpy()

@@ -38,3 +38,41 @@ def test_task_memory_is_charged_on_the_gpu():
         with pytest.raises(MemoryError, match="memory limit"):
             sched.submit(alloc, memory="1MB", policy="guaranteed").result(60)
         assert sched.submit(alloc, memory="16MB", policy="guaranteed").result(60) == 8 << 20
+
+
+def test_every_launch_kind_passes_the_native_gate():
+    """A gp.jit kernel, a cuBLASLt product and a built-in op inside a task are each counted
+    once by the Rust scheduler: one gate at the native launch point, none in Python."""
+    if not gp.is_nvrtc_available():
+        pytest.skip("no NVRTC")
+    src = r"""
+    extern "C" __global__ void twice(float* x, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) x[i] *= 2.0f;
+    }"""
+    kernel = gp.jit(src, func="twice")
+    host = np.random.default_rng(3).standard_normal((64, 64)).astype(np.float32)
+
+    def work() -> tuple[np.ndarray, np.ndarray]:
+        x = gp.asarray(host, device="cuda:0")
+        kernel(x, n=x.size)  # 1 launch
+        y = gp.matmul(x, x)  # 1 cuBLASLt product (or an NVRTC kernel)
+        z = y + 1.0  # 1 elementwise launch
+        return x.to_numpy(), z.to_numpy()
+
+    with gp.Scheduler(total_memory="1GB", device="cuda:0") as sched:
+        # the first run plans the product (its candidate trial launches too)
+        sched.submit(work, policy="guaranteed", memory="64MB").result(60)
+        task = sched.submit(work, policy="guaranteed", memory="64MB")
+        x, z = task.result(60)
+        launches = sched.stats(task)["launches"]
+    np.testing.assert_allclose(x, host * 2, rtol=1e-6)
+    want = (host * 2).astype(np.float64) @ (host * 2).astype(np.float64) + 1
+    np.testing.assert_allclose(z, want, rtol=1e-4, atol=1e-3)
+    assert launches == 3, launches
+
+
+def test_a_cancelled_task_stops_at_the_native_gate():
+    from pygpukit_cuda import _loader
+
+    assert _loader.native().launch_gate_installed()

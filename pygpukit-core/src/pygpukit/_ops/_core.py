@@ -61,9 +61,16 @@ def kernel(op: str, *inputs: Any, backend: str | None = None) -> Any:
 def kernel_on(
     op: str, device: Device, dtypes: tuple[DataType, ...], backend: str | None = None
 ) -> Any:
-    """The kernel callable; inside a scheduler task, wrapped in the task's launch gate."""
-    fn = kernel_for(op, device, dtypes, backend).fn
-    if current_task_id() is None:  # one thread-local read in Rust
+    """The kernel callable; inside a scheduler task, wrapped in the task's launch gate unless
+    its provider gates its launches natively."""
+    kernel = kernel_for(op, device, dtypes, backend)
+    return task_aware(kernel.fn, kernel.gated)
+
+
+def task_aware(fn: Any, gated: bool) -> Any:
+    """`fn`, or `fn` behind the Python launch gate when a scheduler task runs on this thread
+    and the kernel has no native gate of its own."""
+    if gated or current_task_id() is None:  # one thread-local read in Rust
         return fn
     return _gated(fn)
 

@@ -16,7 +16,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from _pygpukit_rust import current_task_id
 
 from .. import _dtypes as dt
 from .. import config
@@ -24,7 +23,7 @@ from .._array import GPUArray
 from .._dispatch import kernel_for
 from .._promotion import check_int_fits, promote_types, result_type_with_scalar
 from .._views import broadcast_shapes, broadcast_strides
-from ._core import _gated, device_of, dtypes_of, empty, kernel_on, scalar_or_array
+from ._core import device_of, dtypes_of, empty, kernel_on, scalar_or_array, task_aware
 
 # op name -> (rule, summary). Rules say which inputs are accepted and the output dtype.
 UNARY: dict[str, tuple[str, str]] = {
@@ -164,8 +163,9 @@ def apply_unary(op: str, x: Any, backend: str | None = None, **params: Any) -> G
     hit = cache.get(key)
     if hit is None:
         out_dtype = unary_out_dtype(op, x._dtype)
-        hit = cache[key] = (kernel_for(op, device, (x._dtype,), backend).fn, out_dtype)
-    fn = hit[0] if current_task_id() is None else _gated(hit[0])
+        kernel = kernel_for(op, device, (x._dtype,), backend)
+        hit = cache[key] = (kernel.fn, out_dtype, kernel.gated)
+    fn = task_aware(hit[0], hit[2])
     out = GPUArray.empty(x._shape, hit[1], device)
     fn(x, out, **params)
     return out
@@ -191,17 +191,17 @@ def _fast_binary(op: str, x1: Any, x2: Any, x: GPUArray, backend: str | None) ->
     if hit is None:
         compute, out_dtype = binary_dtypes(op, x1, x2)
         dtypes = (x._dtype,) if scalar_type else (x._dtype, x._dtype)
-        fn = kernel_for(op, device, dtypes, backend).fn
+        kernel = kernel_for(op, device, dtypes, backend)
         bounds = None
         if scalar_type is int and x._dtype.is_integer:
             info = np.iinfo(x._dtype.to_numpy_dtype())
             bounds = (int(info.min), int(info.max))
-        hit = cache[key] = (fn, compute, out_dtype, bounds)
+        hit = cache[key] = (kernel.fn, compute, out_dtype, bounds, kernel.gated)
     else:
         bounds = hit[3]
         if bounds is not None and not bounds[0] <= other <= bounds[1]:
             check_int_fits(other, x._dtype)  # raises OverflowError naming the range
-    fn = hit[0] if current_task_id() is None else _gated(hit[0])
+    fn = task_aware(hit[0], hit[4])
     if scalar_type is None and x1._shape != x2._shape:  # two arrays that broadcast
         shape, s1, s2 = _broadcast_layout(x1, x2)
         out = GPUArray.empty(shape, hit[2], device)

@@ -20,14 +20,12 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
-from _pygpukit_rust import current_task_id
-
 from .. import _views
 from .. import config as _config
 from .._array import GPUArray
 from .._dispatch import kernel_for
 from .._promotion import promote_types
-from ._core import _gated, check_numeric, device_of, empty, kernel_on
+from ._core import check_numeric, device_of, empty, kernel_on, task_aware
 from .copying import astype
 
 __all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot"]
@@ -78,12 +76,11 @@ def _fast_matmul(x1: GPUArray, x2: GPUArray, backend: str | None) -> GPUArray | 
     hit = cache.get(key)
     if hit is None:
         check_numeric("matmul", x1, x2)
-        fn = kernel_for("matmul", device, (dtype, dtype), backend).fn
-        hit = cache[key] = (fn, bool(settings.get("allow_tf32")))
+        kernel = kernel_for("matmul", device, (dtype, dtype), backend)
+        hit = cache[key] = (kernel.fn, bool(settings.get("allow_tf32")), kernel.gated)
     out = GPUArray.empty((s1[0], s2[1]), dtype, device)
     if s1[0] and s2[1]:
-        fn = hit[0] if current_task_id() is None else _gated(hit[0])
-        fn(x1, x2, out, hit[1])
+        task_aware(hit[0], hit[2])(x1, x2, out, hit[1])
     return out
 
 

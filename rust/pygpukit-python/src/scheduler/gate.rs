@@ -10,11 +10,13 @@
 //!     rust.task_launch_end(token)     # busy time measured since the grant, or pass busy_ns
 //! ```
 
+use std::ffi::{c_void, CStr};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use pyo3::exceptions::{PyMemoryError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::PyCapsule;
 
 use pygpukit_runtime::scheduler::gate::current_task;
 use pygpukit_runtime::scheduler::Task;
@@ -121,7 +123,83 @@ fn spin_ns(py: Python<'_>, ns: u64) {
     })
 }
 
+const GATE_CAPSULE_NAME: &CStr = c"pygpukit.launch_gate_v1";
+
+/// The launch gate as C functions, for the CUDA extension's one native launch point (every
+/// kernel, library call and graph launch passes it). C layout, the header first:
+/// - `current()`: the scheduler task running on this thread as an owned handle, or null
+///   outside a task (one thread-local read: the cost of a launch outside the scheduler);
+/// - `begin(handle)`: block until the task's token bucket and the fair-share arbiter grant
+///   the device (call it without the GIL); 0 granted, 1 the task was cancelled;
+/// - `end(handle)`: the launch is enqueued: charge it and give the device back;
+/// - `release(handle)`: drop a handle (after a cancelled `begin`, or to skip the launch);
+/// - `task_id(handle)`: the task's id, for error messages.
+#[repr(C)]
+struct LaunchGateV1 {
+    abi_version: u32,
+    struct_size: u32,
+    current: extern "C" fn() -> *const c_void,
+    begin: extern "C" fn(*const c_void) -> i32,
+    end: extern "C" fn(*const c_void),
+    release: extern "C" fn(*const c_void),
+    task_id: extern "C" fn(*const c_void) -> u64,
+}
+
+extern "C" fn gate_current() -> *const c_void {
+    match current_task() {
+        Some(task) => Arc::into_raw(task) as *const c_void,
+        None => std::ptr::null(),
+    }
+}
+
+/// The task behind a handle from `gate_current`, still owned by the handle.
+fn task_of(handle: *const c_void) -> std::mem::ManuallyDrop<Arc<Task>> {
+    // SAFETY: handles come from Arc::into_raw in gate_current and are released once.
+    std::mem::ManuallyDrop::new(unsafe { Arc::from_raw(handle as *const Task) })
+}
+
+extern "C" fn gate_begin(handle: *const c_void) -> i32 {
+    let task = task_of(handle);
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| task.begin_launch())) {
+        Ok(Ok(())) => 0,
+        _ => 1,
+    }
+}
+
+extern "C" fn gate_end(handle: *const c_void) {
+    let task = task_of(handle);
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| task.end_launch(None)));
+    gate_release(handle);
+}
+
+extern "C" fn gate_release(handle: *const c_void) {
+    if !handle.is_null() {
+        // SAFETY: see task_of; this is the handle's one release.
+        drop(unsafe { Arc::from_raw(handle as *const Task) });
+    }
+}
+
+extern "C" fn gate_task_id(handle: *const c_void) -> u64 {
+    task_of(handle).id
+}
+
+/// `launch_gate_table()`: a capsule "pygpukit.launch_gate_v1" of the gate's C functions.
+#[pyfunction]
+fn launch_gate_table(py: Python<'_>) -> PyResult<Bound<'_, PyCapsule>> {
+    let table = LaunchGateV1 {
+        abi_version: 1,
+        struct_size: std::mem::size_of::<LaunchGateV1>() as u32,
+        current: gate_current,
+        begin: gate_begin,
+        end: gate_end,
+        release: gate_release,
+        task_id: gate_task_id,
+    };
+    PyCapsule::new(py, table, Some(GATE_CAPSULE_NAME.to_owned()))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(launch_gate_table, m)?)?;
     m.add_class::<LaunchToken>()?;
     m.add_function(wrap_pyfunction!(task_launch_begin, m)?)?;
     m.add_function(wrap_pyfunction!(task_launch_end, m)?)?;
