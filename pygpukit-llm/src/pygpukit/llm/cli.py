@@ -70,9 +70,8 @@ def _generate(args: argparse.Namespace, out: TextIO) -> int:
     options = _generation_options(args)
     out.write(args.prompt if not args.chat else "")
     for event in model.stream(ids, tokenizer=tok, stop_token_ids=stop, **options):
-        if event.finish_reason != "stop_token":
-            out.write(event.text)
-            out.flush()
+        out.write(event.text)
+        out.flush()
     out.write("\n")
     return 0
 
@@ -95,8 +94,6 @@ def _chat(args: argparse.Namespace, inp: TextIO, out: TextIO) -> int:
             continue
         in_think = False
         for event in session.stream(line.strip()):
-            if event.finish_reason == "stop_token":
-                break
             text = event.text
             in_think = in_think or "<think>" in text
             if args.show_thinking or not in_think:

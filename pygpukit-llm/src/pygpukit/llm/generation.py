@@ -166,7 +166,8 @@ def stream(model: CausalTransformerModel, input_ids: Sequence[int],
     """Yield one StreamEvent per new token of a single prompt, as soon as it is chosen.
 
     With a tokenizer, `text` is the newly completed text: bytes of a character split over
-    several tokens are held back until the character is whole.
+    several tokens are held back until the character is whole, and a stop token adds no
+    text of its own (the last event flushes whatever was held back).
     """
     cfg = GenerationConfig.build(config, options)
     rows, batched = _as_rows(input_ids)
@@ -179,7 +180,10 @@ def stream(model: CausalTransformerModel, input_ids: Sequence[int],
         generated.append(token)
         text = ""
         if cfg.tokenizer is not None:
-            full = cfg.tokenizer.decode(generated)
-            if not full.endswith("\ufffd"):  # an incomplete UTF-8 sequence so far
+            shown = generated[:-1] if reasons[0] == "stop_token" else generated
+            full = cfg.tokenizer.decode(shown)
+            # a trailing U+FFFD may be a character whose bytes are still coming: wait,
+            # unless this is the last token
+            if not full.endswith("\ufffd") or reasons[0] is not None:
                 text, emitted = full[len(emitted) :], full
         yield StreamEvent(token, text, reasons[0])
