@@ -24,36 +24,90 @@ if DEVICE and DEVICE.startswith("cuda"):
 
 VOCAB = 96
 COMMON: dict[str, Any] = dict(
-    vocab_size=VOCAB, hidden_size=64, intermediate_size=96, num_hidden_layers=2,
-    num_attention_heads=4, num_key_value_heads=2, initializer_range=0.15,
-    bos_token_id=1, eos_token_id=2, pad_token_id=0,
-)  # fmt: skip
+    vocab_size=VOCAB,
+    hidden_size=64,
+    intermediate_size=96,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    initializer_range=0.15,
+    bos_token_id=1,
+    eos_token_id=2,
+    pad_token_id=0,
+)
 
 FAMILIES: dict[str, tuple[str, dict[str, Any]]] = {
-    "gpt2": ("GPT2", dict(vocab_size=VOCAB, n_embd=64, n_layer=2, n_head=4, n_positions=96,
-                          initializer_range=0.15, bos_token_id=1, eos_token_id=2)),
-    "llama": ("Llama", dict(COMMON, max_position_embeddings=64, rope_parameters={
-        "rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0, "low_freq_factor": 1.0,
-        "high_freq_factor": 4.0, "original_max_position_embeddings": 8})),
-    "llama-linear-bias": ("Llama", dict(COMMON, attention_bias=True, mlp_bias=True,
-                                        rope_parameters={"rope_type": "linear",
-                                                         "rope_theta": 10000.0, "factor": 2.0})),
+    "gpt2": (
+        "GPT2",
+        dict(
+            vocab_size=VOCAB,
+            n_embd=64,
+            n_layer=2,
+            n_head=4,
+            n_positions=96,
+            initializer_range=0.15,
+            bos_token_id=1,
+            eos_token_id=2,
+        ),
+    ),
+    "llama": (
+        "Llama",
+        dict(
+            COMMON,
+            max_position_embeddings=64,
+            rope_parameters={
+                "rope_type": "llama3",
+                "rope_theta": 500000.0,
+                "factor": 8.0,
+                "low_freq_factor": 1.0,
+                "high_freq_factor": 4.0,
+                "original_max_position_embeddings": 8,
+            },
+        ),
+    ),
+    "llama-linear-bias": (
+        "Llama",
+        dict(
+            COMMON,
+            attention_bias=True,
+            mlp_bias=True,
+            rope_parameters={"rope_type": "linear", "rope_theta": 10000.0, "factor": 2.0},
+        ),
+    ),
     "mistral": ("Mistral", dict(COMMON, sliding_window=7, head_dim=24)),
-    "qwen2": ("Qwen2", dict(COMMON, max_position_embeddings=64, rope_parameters={
-        "rope_type": "yarn", "rope_theta": 10000.0, "factor": 4.0,
-        "original_max_position_embeddings": 16})),
-    "qwen3": ("Qwen3", dict(COMMON, head_dim=16, max_position_embeddings=12, rope_parameters={
-        "rope_type": "dynamic", "rope_theta": 10000.0, "factor": 2.0})),
+    "qwen2": (
+        "Qwen2",
+        dict(
+            COMMON,
+            max_position_embeddings=64,
+            rope_parameters={
+                "rope_type": "yarn",
+                "rope_theta": 10000.0,
+                "factor": 4.0,
+                "original_max_position_embeddings": 16,
+            },
+        ),
+    ),
+    "qwen3": (
+        "Qwen3",
+        dict(
+            COMMON,
+            head_dim=16,
+            max_position_embeddings=12,
+            rope_parameters={"rope_type": "dynamic", "rope_theta": 10000.0, "factor": 2.0},
+        ),
+    ),
     "mixtral": ("Mixtral", dict(COMMON, num_local_experts=4, num_experts_per_tok=2)),
-}  # fmt: skip
+}
 
 
 def _save_reference(name: str, tmp_path: Path) -> Any:
     prefix, kwargs = FAMILIES[name]
     config = getattr(transformers, f"{prefix}Config")(**kwargs, attn_implementation="eager")
     torch.manual_seed(sum(map(ord, name)))
-    model = getattr(transformers, f"{prefix}LMHeadModel" if prefix == "GPT2" else
-                    f"{prefix}ForCausalLM")(config)  # fmt: skip
+    model = getattr(
+        transformers, f"{prefix}LMHeadModel" if prefix == "GPT2" else f"{prefix}ForCausalLM"
+    )(config)
     model.eval()
     model.save_pretrained(tmp_path)
     model.generation_config.eos_token_id = None  # compare whole runs: no early stop
@@ -87,8 +141,9 @@ def test_greedy_tokens_match(saved: tuple[Any, Path]) -> None:
     prompt = np.random.default_rng(6).integers(3, VOCAB, size=6)
     steps = 20
     with torch.no_grad():
-        want = ref.generate(torch.from_numpy(prompt[None]), max_new_tokens=steps,
-                            do_sample=False)[0].tolist()  # fmt: skip
+        want = ref.generate(torch.from_numpy(prompt[None]), max_new_tokens=steps, do_sample=False)[
+            0
+        ].tolist()
     got = ours.generate(prompt.tolist(), max_new_tokens=steps, stop_token_ids=[])
     assert got == want
 
@@ -100,6 +155,7 @@ def test_left_padded_batch_matches(saved: tuple[Any, Path]) -> None:
     got = ours.generate(prompts, max_new_tokens=8, stop_token_ids=[])
     for prompt, row in zip(prompts, got, strict=True):
         with torch.no_grad():
-            want = ref.generate(torch.tensor([prompt]), max_new_tokens=8,
-                                do_sample=False)[0].tolist()  # fmt: skip
+            want = ref.generate(torch.tensor([prompt]), max_new_tokens=8, do_sample=False)[
+                0
+            ].tolist()
         assert row == want

@@ -8,10 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tiny_models import make_checkpoint
-
 from pygpukit.llm import ChatSession, Tokenizer, load_model_from_safetensors, split_thinking
 from pygpukit.llm.cli import main
+from tiny_models import make_checkpoint
 
 SPECIALS = ["<pad>", "<bos>", "<eos>", "<|im_start|>", "<|im_end|>", "<think>", "</think>"]
 TEMPLATE = (
@@ -34,12 +33,19 @@ def _train(folder: Path) -> int:
     tok = HF(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=SPECIALS,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())  # fmt: skip
+    trainer = trainers.BpeTrainer(
+        vocab_size=300,
+        special_tokens=SPECIALS,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
     tok.train_from_iterator(CORPUS, trainer)
     folder.mkdir(parents=True, exist_ok=True)
     tok.save(str(folder / "tokenizer.json"))
-    config = {"chat_template": TEMPLATE, "eos_token": "<|im_end|>", "bos_token": {"content": "<bos>"}}
+    config = {
+        "chat_template": TEMPLATE,
+        "eos_token": "<|im_end|>",
+        "bos_token": {"content": "<bos>"},
+    }
     (folder / "tokenizer_config.json").write_text(json.dumps(config))
     return int(tok.get_vocab_size())
 
@@ -76,12 +82,12 @@ def test_template_exceptions_and_missing_files(tmp_path: Path) -> None:
     _train(tmp_path)
     cfg = {"chat_template": "{{ raise_exception('no system role') }}"}
     (tmp_path / "tokenizer_config.json").write_text(json.dumps(cfg))
-    with pytest.raises(ValueError, match="no system role"):
+    with pytest.raises(ValueError, match=r"no system role"):
         Tokenizer.from_pretrained(tmp_path).apply_chat_template([{"role": "u", "content": "x"}])
-    with pytest.raises(FileNotFoundError, match="tokenizer.json"):
+    with pytest.raises(FileNotFoundError, match=r"tokenizer\.json"):
         Tokenizer.from_pretrained(tmp_path / "nowhere")
     (tmp_path / "tokenizer.json").write_text("{]")
-    with pytest.raises(ValueError, match="not a valid tokenizer.json"):
+    with pytest.raises(ValueError, match=r"not a valid tokenizer\.json"):
         Tokenizer.from_pretrained(tmp_path)
 
 
@@ -123,8 +129,9 @@ def test_stop_strings_and_streamed_text(model_dir: Path) -> None:
     text = tok.decode(new)
     target = text[len(text) // 2 : len(text) // 2 + 1]
     if target.strip():
-        out = model.generate(prompt, max_new_tokens=12, tokenizer=tok, stop_strings=[target],
-                             stop_token_ids=[])  # fmt: skip
+        out = model.generate(
+            prompt, max_new_tokens=12, tokenizer=tok, stop_strings=[target], stop_token_ids=[]
+        )
         made = tok.decode(out[len(prompt) :])
         assert target in made and target not in tok.decode(out[len(prompt) : -1])
 
@@ -136,7 +143,9 @@ def _run(argv: list[str], stdin: str = "") -> tuple[int, str]:
 
 
 def test_cli_generate_prints_the_greedy_continuation(model_dir: Path) -> None:
-    code, text = _run(["generate", str(model_dir), "hello world", "--max-new-tokens", "5", "--quiet"])
+    code, text = _run(
+        ["generate", str(model_dir), "hello world", "--max-new-tokens", "5", "--quiet"]
+    )
     assert code == 0
     tok = Tokenizer.from_pretrained(model_dir)
     model = load_model_from_safetensors(model_dir, progress=False)
@@ -149,8 +158,10 @@ def test_cli_generate_prints_the_greedy_continuation(model_dir: Path) -> None:
 
 
 def test_cli_chat_reads_turns_until_exit(model_dir: Path) -> None:
-    code, text = _run(["chat", str(model_dir), "--quiet", "--max-new-tokens", "3",
-                       "--no-thinking"], stdin="hi there\n\n/exit\n")  # fmt: skip
+    code, text = _run(
+        ["chat", str(model_dir), "--quiet", "--max-new-tokens", "3", "--no-thinking"],
+        stdin="hi there\n\n/exit\n",
+    )
     assert code == 0
     assert text.count("> ") == 3 and "CausalTransformerModel(qwen3" in text
 

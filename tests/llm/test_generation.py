@@ -7,10 +7,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from tiny_models import VOCAB, make_checkpoint
-
 from pygpukit.llm import GenerationConfig, SamplingParams, load_model_from_safetensors
 from pygpukit.llm.sampling import choose_tokens
+from tiny_models import VOCAB, make_checkpoint
 
 
 @pytest.fixture
@@ -66,8 +65,13 @@ def test_repetition_penalty() -> None:
 
 
 def test_bad_sampling_parameters() -> None:
-    for bad in (dict(temperature=0.0), dict(top_k=-1), dict(top_p=0.0), dict(min_p=2.0),
-                dict(repetition_penalty=0.0)):  # fmt: skip
+    for bad in (
+        dict(temperature=0.0),
+        dict(top_k=-1),
+        dict(top_p=0.0),
+        dict(min_p=2.0),
+        dict(repetition_penalty=0.0),
+    ):
         with pytest.raises(ValueError):
             SamplingParams(**bad)  # type: ignore[arg-type]
 
@@ -110,22 +114,23 @@ def test_batch_rows_stop_independently(model_dir: Path) -> None:
 def test_stream_yields_the_generated_tokens(model_dir: Path) -> None:
     model = _model(model_dir)
     events = list(model.stream([1, 2, 3], max_new_tokens=5, stop_token_ids=[]))
-    assert [e.token_id for e in events] == model.generate([1, 2, 3], max_new_tokens=5,
-                                                          stop_token_ids=[])[3:]  # fmt: skip
+    assert [e.token_id for e in events] == model.generate(
+        [1, 2, 3], max_new_tokens=5, stop_token_ids=[]
+    )[3:]
     assert [e.finish_reason for e in events] == [None] * 4 + ["length"]
 
 
 def test_options_are_checked(model_dir: Path) -> None:
     model = _model(model_dir)
-    with pytest.raises(TypeError, match="unknown option.*top_q"):
+    with pytest.raises(TypeError, match=r"unknown option.*top_q"):
         model.generate([1], top_q=0.5)
-    with pytest.raises(ValueError, match="stop_strings need tokenizer"):
+    with pytest.raises(ValueError, match=r"stop_strings need tokenizer"):
         model.generate([1], stop_strings=["x"])
-    with pytest.raises(ValueError, match="at least one token"):
+    with pytest.raises(ValueError, match=r"at least one token"):
         model.generate([])
     assert model.generate([4], max_new_tokens=0) == [4]
     cfg = GenerationConfig(max_new_tokens=3, stop_token_ids=[])
     assert len(list(model.stream([4], cfg))) == 3
-    with pytest.raises(ValueError, match="one prompt"):
+    with pytest.raises(ValueError, match=r"one prompt"):
         list(model.stream([[4], [5]], cfg))
     assert all(0 <= t < VOCAB for t in model.generate([4, 5], max_new_tokens=3))

@@ -7,9 +7,8 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 import pytest
-from tiny_models import CONFIGS, VOCAB, make_checkpoint, reference_greedy, reference_logits
-
 from pygpukit.llm import CausalTransformerModel, load_model_from_safetensors
+from tiny_models import CONFIGS, VOCAB, make_checkpoint, reference_greedy, reference_logits
 
 FAMILIES = sorted(CONFIGS)
 
@@ -115,8 +114,9 @@ def test_seed_api_with_a_file_path(tmp_path: Path) -> None:
     assert st.num_tensors == len(st.tensor_names) > 0 and st.file_size > 0
     spec = detect_model_spec(st.tensor_names)
     assert spec.name == "qwen3"
-    model = load_model_from_safetensors(str(tmp_path / "model.safetensors"), dtype="float16",
-                                        spec=spec, progress=False)  # fmt: skip
+    model = load_model_from_safetensors(
+        str(tmp_path / "model.safetensors"), dtype="float16", spec=spec, progress=False
+    )
     out = model.generate([1, 2, 3, 4], max_new_tokens=32, stop_token_ids=[])
     assert out[:4] == [1, 2, 3, 4] and len(out) == 36
     assert all(0 <= t < VOCAB for t in out)
@@ -125,13 +125,13 @@ def test_seed_api_with_a_file_path(tmp_path: Path) -> None:
 def test_bad_input_ids_are_refused(tmp_path: Path) -> None:
     make_checkpoint(tmp_path, "llama")
     model = load_model_from_safetensors(tmp_path, progress=False)
-    with pytest.raises(IndexError, match="outside the vocabulary"):
+    with pytest.raises(IndexError, match=r"outside the vocabulary"):
         model([1, VOCAB])
-    with pytest.raises(TypeError, match="integers"):
+    with pytest.raises(TypeError, match=r"integers"):
         model(np.array([1.0, 2.0]))
-    with pytest.raises(ValueError, match="seq >= 1"):
+    with pytest.raises(ValueError, match=r"seq >= 1"):
         model(np.zeros((1, 0), dtype=np.int64))
     cache = model.new_cache(1, 4)
     model([1, 2, 3], cache)
-    with pytest.raises(ValueError, match="max_length 4"):
+    with pytest.raises(ValueError, match=r"max_length 4"):
         model([1, 2], cache)

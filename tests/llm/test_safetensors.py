@@ -8,9 +8,8 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 import pytest
-from tiny_models import write_safetensors
-
 from pygpukit.llm import SafeTensorsError, SafeTensorsFile, save_file
+from tiny_models import write_safetensors
 
 
 def _tensors() -> dict[str, np.ndarray]:
@@ -78,7 +77,9 @@ def test_truncated_file_names_file_tensor_and_range(tmp_path: Path) -> None:
     path = tmp_path / "t.safetensors"
     write_safetensors(path, _tensors())
     path.write_bytes(path.read_bytes()[:-3])
-    with pytest.raises(SafeTensorsError, match=r"t\.safetensors.*'e'.*byte range \[\d+, \d+\).*truncated"):
+    with pytest.raises(
+        SafeTensorsError, match=r"t\.safetensors.*'e'.*byte range \[\d+, \d+\).*truncated"
+    ):
         SafeTensorsFile(path)
 
 
@@ -91,13 +92,13 @@ def test_header_longer_than_the_file(tmp_path: Path) -> None:
 
 def test_file_shorter_than_the_length_field(tmp_path: Path) -> None:
     (tmp_path / "s.safetensors").write_bytes(b"\x01\x02")
-    with pytest.raises(SafeTensorsError, match="too short"):
+    with pytest.raises(SafeTensorsError, match=r"too short"):
         SafeTensorsFile(tmp_path / "s.safetensors")
 
 
 def test_huge_header_length_is_refused(tmp_path: Path) -> None:
     (tmp_path / "g.safetensors").write_bytes((2**62).to_bytes(8, "little") + b"{}")
-    with pytest.raises(SafeTensorsError, match="100 MB"):
+    with pytest.raises(SafeTensorsError, match=r"100 MB"):
         SafeTensorsFile(tmp_path / "g.safetensors")
 
 
@@ -111,7 +112,10 @@ def test_header_that_is_not_json(tmp_path: Path) -> None:
 def test_dtype_and_size_mismatch(tmp_path: Path) -> None:
     header = {"w": {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 12]}}
     path = _raw_file(tmp_path / "d.safetensors", header, bytes(12))
-    with pytest.raises(SafeTensorsError, match=r"'w': F32 \(2, 3\) needs 24 bytes but its byte range \[\d+, \d+\) holds 12"):
+    with pytest.raises(
+        SafeTensorsError,
+        match=r"'w': F32 \(2, 3\) needs 24 bytes but its byte range \[\d+, \d+\) holds 12",
+    ):
         SafeTensorsFile(path)
 
 
@@ -131,12 +135,14 @@ def test_bad_entries(tmp_path: Path, entry: dict[str, object], message: str) -> 
 
 
 def test_overlapping_and_gapped_ranges(tmp_path: Path) -> None:
-    header = {"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
-              "b": {"dtype": "F32", "shape": [2], "data_offsets": [4, 12]}}  # fmt: skip
-    with pytest.raises(SafeTensorsError, match="'b'.*overlaps"):
+    header = {
+        "a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
+        "b": {"dtype": "F32", "shape": [2], "data_offsets": [4, 12]},
+    }
+    with pytest.raises(SafeTensorsError, match=r"'b'.*overlaps"):
         SafeTensorsFile(_raw_file(tmp_path / "o.safetensors", header, bytes(12)))
     header["b"]["data_offsets"] = [12, 20]
-    with pytest.raises(SafeTensorsError, match="'b'.*gap"):
+    with pytest.raises(SafeTensorsError, match=r"'b'.*gap"):
         SafeTensorsFile(_raw_file(tmp_path / "g.safetensors", header, bytes(20)))
 
 
@@ -147,14 +153,14 @@ def test_trailing_bytes_belong_to_no_tensor(tmp_path: Path) -> None:
 
 
 def test_missing_file_and_missing_tensor(tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError, match="nope.safetensors"):
+    with pytest.raises(FileNotFoundError, match=r"nope\.safetensors"):
         SafeTensorsFile(tmp_path / "nope.safetensors")
     write_safetensors(tmp_path / "m.safetensors", _tensors())
-    with pytest.raises(KeyError, match="no tensor named 'zz'"):
+    with pytest.raises(KeyError, match=r"no tensor named 'zz'"):
         SafeTensorsFile(tmp_path / "m.safetensors").get("zz")
 
 
 def test_bad_metadata(tmp_path: Path) -> None:
     path = _raw_file(tmp_path / "m.safetensors", {"__metadata__": {"k": 1}}, b"")
-    with pytest.raises(SafeTensorsError, match="__metadata__"):
+    with pytest.raises(SafeTensorsError, match=r"__metadata__"):
         SafeTensorsFile(path)

@@ -17,28 +17,57 @@ import numpy as np
 
 VOCAB = 61
 BASE: dict[str, Any] = dict(
-    vocab_size=VOCAB, hidden_size=32, intermediate_size=40, num_hidden_layers=2,
-    num_attention_heads=4, num_key_value_heads=2, rms_norm_eps=1e-6,
-    max_position_embeddings=64, rope_theta=10000.0, bos_token_id=1, eos_token_id=2,
+    vocab_size=VOCAB,
+    hidden_size=32,
+    intermediate_size=40,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    rms_norm_eps=1e-6,
+    max_position_embeddings=64,
+    rope_theta=10000.0,
+    bos_token_id=1,
+    eos_token_id=2,
     tie_word_embeddings=False,
-)  # fmt: skip
+)
 
 CONFIGS: dict[str, dict[str, Any]] = {
-    "gpt2": dict(model_type="gpt2", vocab_size=VOCAB, n_embd=32, n_layer=2, n_head=4,
-                 n_positions=64, layer_norm_epsilon=1e-5, activation_function="gelu_new",
-                 bos_token_id=1, eos_token_id=2),
-    "llama": dict(BASE, model_type="llama", rope_scaling={
-        "rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
-        "original_max_position_embeddings": 8}),
+    "gpt2": dict(
+        model_type="gpt2",
+        vocab_size=VOCAB,
+        n_embd=32,
+        n_layer=2,
+        n_head=4,
+        n_positions=64,
+        layer_norm_epsilon=1e-5,
+        activation_function="gelu_new",
+        bos_token_id=1,
+        eos_token_id=2,
+    ),
+    "llama": dict(
+        BASE,
+        model_type="llama",
+        rope_scaling={
+            "rope_type": "llama3",
+            "factor": 8.0,
+            "low_freq_factor": 1.0,
+            "high_freq_factor": 4.0,
+            "original_max_position_embeddings": 8,
+        },
+    ),
     "mistral": dict(BASE, model_type="mistral", sliding_window=5, head_dim=12),
     "qwen2": dict(BASE, model_type="qwen2", rope_scaling={"type": "linear", "factor": 3.0}),
     "qwen3": dict(BASE, model_type="qwen3", head_dim=16),
     "mixtral": dict(BASE, model_type="mixtral", num_local_experts=4, num_experts_per_tok=2),
-}  # fmt: skip
+}
 
-FORMAT_NAMES = {np.dtype(np.float32): "F32", np.dtype(np.float16): "F16",
-                np.dtype(ml_dtypes.bfloat16): "BF16", np.dtype(ml_dtypes.float8_e4m3fn): "F8_E4M3",
-                np.dtype(np.int64): "I64"}  # fmt: skip
+FORMAT_NAMES = {
+    np.dtype(np.float32): "F32",
+    np.dtype(np.float16): "F16",
+    np.dtype(ml_dtypes.bfloat16): "BF16",
+    np.dtype(ml_dtypes.float8_e4m3fn): "F8_E4M3",
+    np.dtype(np.int64): "I64",
+}
 
 
 # -- writing ---------------------------------------------------------------------------------
@@ -47,8 +76,11 @@ def write_safetensors(path: Path, tensors: dict[str, np.ndarray]) -> None:
     header, blobs, offset = {}, [], 0
     for name, arr in tensors.items():
         data = np.ascontiguousarray(arr).tobytes()
-        header[name] = {"dtype": FORMAT_NAMES[arr.dtype], "shape": list(arr.shape),
-                        "data_offsets": [offset, offset + len(data)]}  # fmt: skip
+        header[name] = {
+            "dtype": FORMAT_NAMES[arr.dtype],
+            "shape": list(arr.shape),
+            "data_offsets": [offset, offset + len(data)],
+        }
         blobs.append(data)
         offset += len(data)
     raw = json.dumps(header).encode()
@@ -58,12 +90,25 @@ def write_safetensors(path: Path, tensors: dict[str, np.ndarray]) -> None:
 def dims(cfg: dict[str, Any]) -> dict[str, int]:
     if cfg["model_type"] == "gpt2":
         h = cfg["n_embd"]
-        return dict(h=h, layers=cfg["n_layer"], heads=cfg["n_head"], kv=cfg["n_head"],
-                    d=h // cfg["n_head"], inter=4 * h, vocab=cfg["vocab_size"])  # fmt: skip
+        return dict(
+            h=h,
+            layers=cfg["n_layer"],
+            heads=cfg["n_head"],
+            kv=cfg["n_head"],
+            d=h // cfg["n_head"],
+            inter=4 * h,
+            vocab=cfg["vocab_size"],
+        )
     h, heads = cfg["hidden_size"], cfg["num_attention_heads"]
-    return dict(h=h, layers=cfg["num_hidden_layers"], heads=heads, kv=cfg["num_key_value_heads"],
-                d=cfg.get("head_dim") or h // heads, inter=cfg["intermediate_size"],
-                vocab=cfg["vocab_size"])  # fmt: skip
+    return dict(
+        h=h,
+        layers=cfg["num_hidden_layers"],
+        heads=heads,
+        kv=cfg["num_key_value_heads"],
+        d=cfg.get("head_dim") or h // heads,
+        inter=cfg["intermediate_size"],
+        vocab=cfg["vocab_size"],
+    )
 
 
 def random_weights(cfg: dict[str, Any], seed: int = 0) -> dict[str, np.ndarray]:
@@ -87,10 +132,22 @@ def random_weights(cfg: dict[str, Any], seed: int = 0) -> dict[str, np.ndarray]:
             p = f"h.{i}."
             for ln in ("ln_1", "ln_2"):
                 t[p + ln + ".weight"], t[p + ln + ".bias"] = norm_w(h), w(h, scale=0.1)
-            t[p + "attn.c_attn.weight"], t[p + "attn.c_attn.bias"] = w(h, 3 * h, scale=h**-0.5), w(3 * h, scale=0.1)  # fmt: skip
-            t[p + "attn.c_proj.weight"], t[p + "attn.c_proj.bias"] = w(h, h, scale=h**-0.5), w(h, scale=0.1)  # fmt: skip
-            t[p + "mlp.c_fc.weight"], t[p + "mlp.c_fc.bias"] = w(h, inter, scale=h**-0.5), w(inter, scale=0.1)  # fmt: skip
-            t[p + "mlp.c_proj.weight"], t[p + "mlp.c_proj.bias"] = w(inter, h, scale=inter**-0.5), w(h, scale=0.1)  # fmt: skip
+            t[p + "attn.c_attn.weight"], t[p + "attn.c_attn.bias"] = (
+                w(h, 3 * h, scale=h**-0.5),
+                w(3 * h, scale=0.1),
+            )
+            t[p + "attn.c_proj.weight"], t[p + "attn.c_proj.bias"] = (
+                w(h, h, scale=h**-0.5),
+                w(h, scale=0.1),
+            )
+            t[p + "mlp.c_fc.weight"], t[p + "mlp.c_fc.bias"] = (
+                w(h, inter, scale=h**-0.5),
+                w(inter, scale=0.1),
+            )
+            t[p + "mlp.c_proj.weight"], t[p + "mlp.c_proj.bias"] = (
+                w(inter, h, scale=inter**-0.5),
+                w(h, scale=0.1),
+            )
         t["ln_f.weight"], t["ln_f.bias"] = norm_w(h), w(h, scale=0.1)
         return {("transformer." + k): v for k, v in t.items()}
     t["model.embed_tokens.weight"] = w(n["vocab"], h, scale=1.0)
@@ -104,13 +161,20 @@ def random_weights(cfg: dict[str, Any], seed: int = 0) -> dict[str, np.ndarray]:
                 t[p + f"self_attn.{name}_proj.bias"] = w(out, scale=0.3)
         t[p + "self_attn.o_proj.weight"] = w(h, n["heads"] * d)
         if cfg["model_type"] == "qwen3":
-            t[p + "self_attn.q_norm.weight"], t[p + "self_attn.k_norm.weight"] = norm_w(d), norm_w(d)
+            t[p + "self_attn.q_norm.weight"], t[p + "self_attn.k_norm.weight"] = (
+                norm_w(d),
+                norm_w(d),
+            )
         if cfg["model_type"] == "mixtral":
             e = cfg["num_local_experts"]
             t[p + "block_sparse_moe.gate.weight"] = w(e, h, scale=1.0)
             for j in range(e):
                 q = p + f"block_sparse_moe.experts.{j}."
-                t[q + "w1.weight"], t[q + "w3.weight"], t[q + "w2.weight"] = w(inter, h), w(inter, h), w(h, inter)  # fmt: skip
+                t[q + "w1.weight"], t[q + "w3.weight"], t[q + "w2.weight"] = (
+                    w(inter, h),
+                    w(inter, h),
+                    w(h, inter),
+                )
         else:
             t[p + "mlp.gate_proj.weight"], t[p + "mlp.up_proj.weight"] = w(inter, h), w(inter, h)
             t[p + "mlp.down_proj.weight"] = w(h, inter)
@@ -120,8 +184,14 @@ def random_weights(cfg: dict[str, Any], seed: int = 0) -> dict[str, np.ndarray]:
     return t
 
 
-def make_checkpoint(folder: Path, family: str, seed: int = 0, dtype: Any = np.float32,
-                    shards: int = 1, **overrides: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:  # fmt: skip
+def make_checkpoint(
+    folder: Path,
+    family: str,
+    seed: int = 0,
+    dtype: Any = np.float32,
+    shards: int = 1,
+    **overrides: Any,
+) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """config.json + weights in `folder`; returns (config, weights as stored, in float32)."""
     cfg = dict(CONFIGS[family], **overrides)
     weights = {k: v.astype(dtype) for k, v in random_weights(cfg, seed).items()}
@@ -166,8 +236,12 @@ def _inv_freq(cfg: dict[str, Any], d: int) -> np.ndarray:
     if kind == "linear":
         return inv / sc["factor"]
     assert kind == "llama3"
-    old, lo, hi, f = (sc["original_max_position_embeddings"], sc["low_freq_factor"],
-                      sc["high_freq_factor"], sc["factor"])  # fmt: skip
+    old, lo, hi, f = (
+        sc["original_max_position_embeddings"],
+        sc["low_freq_factor"],
+        sc["high_freq_factor"],
+        sc["factor"],
+    )
     out = []
     for v in inv:
         wavelen = 2 * math.pi / v
@@ -198,7 +272,9 @@ def _silu(x: np.ndarray) -> np.ndarray:
     return x / (1 + np.exp(-x))
 
 
-def reference_logits(cfg: dict[str, Any], weights: dict[str, np.ndarray], ids: list[int]) -> np.ndarray:
+def reference_logits(
+    cfg: dict[str, Any], weights: dict[str, np.ndarray], ids: list[int]
+) -> np.ndarray:
     """Logits (S, vocab) of one sequence, float64, no cache, straight from the definitions."""
     W = {k: v.astype(np.float64) for k, v in weights.items()}
     n = dims(cfg)
@@ -217,9 +293,18 @@ def reference_logits(cfg: dict[str, Any], weights: dict[str, np.ndarray], ids: l
             a = _layer_norm(x, g(p + "ln_1.weight"), g(p + "ln_1.bias"), eps)
             qkv = a @ g(p + "attn.c_attn.weight") + g(p + "attn.c_attn.bias")
             q, k, v = (m.reshape(S, heads, d) for m in np.split(qkv, 3, axis=-1))
-            x = x + _attend(q, k, v, causal).reshape(S, -1) @ g(p + "attn.c_proj.weight") + g(p + "attn.c_proj.bias")
+            x = (
+                x
+                + _attend(q, k, v, causal).reshape(S, -1) @ g(p + "attn.c_proj.weight")
+                + g(p + "attn.c_proj.bias")
+            )
             m = _layer_norm(x, g(p + "ln_2.weight"), g(p + "ln_2.bias"), eps)
-            x = x + _gelu_tanh(m @ g(p + "mlp.c_fc.weight") + g(p + "mlp.c_fc.bias")) @ g(p + "mlp.c_proj.weight") + g(p + "mlp.c_proj.bias")  # fmt: skip
+            x = (
+                x
+                + _gelu_tanh(m @ g(p + "mlp.c_fc.weight") + g(p + "mlp.c_fc.bias"))
+                @ g(p + "mlp.c_proj.weight")
+                + g(p + "mlp.c_proj.bias")
+            )
         return _layer_norm(x, g("ln_f.weight"), g("ln_f.bias"), eps) @ g("wte.weight").T
     eps = cfg["rms_norm_eps"]
     inv = _inv_freq(cfg, d)
@@ -241,8 +326,13 @@ def reference_logits(cfg: dict[str, Any], weights: dict[str, np.ndarray], ids: l
         q, k = _rotate(q, pos, inv), _rotate(k, pos, inv)
         x = x + _attend(q, k, v, causal).reshape(S, -1) @ W[p + "self_attn.o_proj.weight"].T
         m = _rms(x, W[p + "post_attention_layernorm.weight"], eps)
-        x = x + (_moe(cfg, W, p, m) if cfg["model_type"] == "mixtral" else _swiglu(W, p + "mlp.", m))
-    logits: np.ndarray = _rms(x, W["model.norm.weight"], eps) @ W.get("lm_head.weight", W["model.embed_tokens.weight"]).T
+        x = x + (
+            _moe(cfg, W, p, m) if cfg["model_type"] == "mixtral" else _swiglu(W, p + "mlp.", m)
+        )
+    logits: np.ndarray = (
+        _rms(x, W["model.norm.weight"], eps)
+        @ W.get("lm_head.weight", W["model.embed_tokens.weight"]).T
+    )
     return logits
 
 
@@ -258,7 +348,9 @@ def _attend(q: np.ndarray, k: np.ndarray, v: np.ndarray, allowed: np.ndarray) ->
 
 
 def _swiglu(W: dict[str, np.ndarray], p: str, x: np.ndarray) -> np.ndarray:
-    return (_silu(x @ W[p + "gate_proj.weight"].T) * (x @ W[p + "up_proj.weight"].T)) @ W[p + "down_proj.weight"].T
+    return (_silu(x @ W[p + "gate_proj.weight"].T) * (x @ W[p + "up_proj.weight"].T)) @ W[
+        p + "down_proj.weight"
+    ].T
 
 
 def _moe(cfg: dict[str, Any], W: dict[str, np.ndarray], p: str, x: np.ndarray) -> np.ndarray:
@@ -270,12 +362,16 @@ def _moe(cfg: dict[str, Any], W: dict[str, np.ndarray], p: str, x: np.ndarray) -
         weights = probs[t, top] / probs[t, top].sum()
         for e, wgt in zip(top, weights, strict=True):
             q = p + f"block_sparse_moe.experts.{e}."
-            y = (_silu(x[t] @ W[q + "w1.weight"].T) * (x[t] @ W[q + "w3.weight"].T)) @ W[q + "w2.weight"].T
+            y = (_silu(x[t] @ W[q + "w1.weight"].T) * (x[t] @ W[q + "w3.weight"].T)) @ W[
+                q + "w2.weight"
+            ].T
             out[t] += wgt * y
     return out
 
 
-def reference_greedy(cfg: dict[str, Any], weights: dict[str, np.ndarray], prompt: list[int], steps: int) -> list[int]:
+def reference_greedy(
+    cfg: dict[str, Any], weights: dict[str, np.ndarray], prompt: list[int], steps: int
+) -> list[int]:
     ids = list(prompt)
     for _ in range(steps):
         ids.append(int(reference_logits(cfg, weights, ids)[-1].argmax()))

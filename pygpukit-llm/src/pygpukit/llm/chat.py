@@ -44,21 +44,28 @@ class ChatReply:
 class ChatSession:
     """Keeps the conversation, renders it with the chat template, streams replies."""
 
-    def __init__(self, model: CausalTransformerModel, tokenizer: Tokenizer,
-                 system: str | None = None, **generation: Any) -> None:  # fmt: skip
+    def __init__(
+        self,
+        model: CausalTransformerModel,
+        tokenizer: Tokenizer,
+        system: str | None = None,
+        **generation: Any,
+    ) -> None:
         self.model, self.tokenizer = model, tokenizer
         self.messages: list[dict[str, str]] = []
         if system:
             self.messages.append({"role": "system", "content": system})
         stop = tokenizer.eos_token_ids or None
         generation.setdefault("max_new_tokens", 256)
-        self.config = GenerationConfig.build(None, {"stop_token_ids": stop, **generation,
-                                                    "tokenizer": tokenizer})  # fmt: skip
+        self.config = GenerationConfig.build(
+            None, {"stop_token_ids": stop, **generation, "tokenizer": tokenizer}
+        )
         self.template_variables: dict[str, Any] = {}
 
     def prompt_ids(self) -> list[int]:
-        text = self.tokenizer.apply_chat_template(self.messages, add_generation_prompt=True,
-                                                  **self.template_variables)  # fmt: skip
+        text = self.tokenizer.apply_chat_template(
+            self.messages, add_generation_prompt=True, **self.template_variables
+        )
         # the template already wrote the special tokens it wants
         return self.tokenizer.encode(text, add_special_tokens=False)
 

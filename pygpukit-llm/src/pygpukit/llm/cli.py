@@ -1,4 +1,4 @@
-"""`python -m pygpukit.llm generate MODEL_DIR "prompt"` and `python -m pygpukit.llm chat MODEL_DIR`."""
+"""The command line: `python -m pygpukit.llm generate MODEL_DIR "prompt"` and `chat MODEL_DIR`."""
 
 from __future__ import annotations
 
@@ -27,8 +27,9 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m pygpukit.llm",
-                                     description="Run a causal language model with pygpukit.")  # fmt: skip
+    parser = argparse.ArgumentParser(
+        prog="python -m pygpukit.llm", description="Run a causal language model with pygpukit."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     gen = sub.add_parser("generate", help="continue one prompt and print the text")
     _add_model_options(gen)
@@ -43,10 +44,17 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _generation_options(args: argparse.Namespace) -> dict[str, Any]:
-    return dict(max_new_tokens=args.max_new_tokens, temperature=args.temperature,
-                top_k=args.top_k, top_p=args.top_p, min_p=args.min_p,
-                repetition_penalty=args.repetition_penalty, seed=args.seed,
-                do_sample=True if args.sample else None, stop_strings=tuple(args.stop))  # fmt: skip
+    return dict(
+        max_new_tokens=args.max_new_tokens,
+        temperature=args.temperature,
+        top_k=args.top_k,
+        top_p=args.top_p,
+        min_p=args.min_p,
+        repetition_penalty=args.repetition_penalty,
+        seed=args.seed,
+        do_sample=True if args.sample else None,
+        stop_strings=tuple(args.stop),
+    )
 
 
 def _load(args: argparse.Namespace) -> tuple[Any, Any]:
@@ -54,8 +62,9 @@ def _load(args: argparse.Namespace) -> tuple[Any, Any]:
     from .tokenizer import Tokenizer
 
     tokenizer = Tokenizer.from_pretrained(args.model_dir)
-    model = load_model_from_safetensors(args.model_dir, dtype=args.dtype, device=args.device,
-                                        progress=not args.quiet)  # fmt: skip
+    model = load_model_from_safetensors(
+        args.model_dir, dtype=args.dtype, device=args.device, progress=not args.quiet
+    )
     return model, tokenizer
 
 
@@ -104,8 +113,9 @@ def _chat(args: argparse.Namespace, inp: TextIO, out: TextIO) -> int:
         out.write("\n")
 
 
-def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None,
-         stdout: TextIO | None = None) -> int:  # fmt: skip
+def main(
+    argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout: TextIO | None = None
+) -> int:
     args = _parser().parse_args(argv)
     out = stdout or sys.stdout
     try:

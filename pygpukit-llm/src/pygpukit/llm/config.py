@@ -56,8 +56,15 @@ class TransformerConfig:
     pad_token_id: int | None = None
 
     def __post_init__(self) -> None:
-        for name in ("vocab_size", "hidden_size", "num_layers", "num_heads", "num_kv_heads",
-                     "head_dim", "intermediate_size"):  # fmt: skip
+        for name in (
+            "vocab_size",
+            "hidden_size",
+            "num_layers",
+            "num_heads",
+            "num_kv_heads",
+            "head_dim",
+            "intermediate_size",
+        ):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"TransformerConfig: {name} must be a positive int, got {value!r}")
@@ -152,7 +159,9 @@ def _rope_settings(raw: dict[str, Any]) -> tuple[float, dict[str, Any] | None]:
     if isinstance(params, dict) and "rope_theta" in params:  # one set for all layers
         theta = float(params["rope_theta"])
         kind = params.get("rope_type", "default")
-        scaling = None if kind == "default" else {k: v for k, v in params.items() if k != "rope_theta"}
+        scaling = (
+            None if kind == "default" else {k: v for k, v in params.items() if k != "rope_theta"}
+        )
         return theta, scaling
     scaling = raw.get("rope_scaling")
     if isinstance(scaling, dict):

@@ -44,18 +44,27 @@ class GenerationConfig:
         names = {f.name for f in fields(cls)}
         unknown = sorted(set(options) - names)
         if unknown:
-            raise TypeError(f"generate: unknown option(s) {', '.join(unknown)} "
-                            f"(known: {', '.join(sorted(names - {'extra'}))})")  # fmt: skip
+            raise TypeError(
+                f"generate: unknown option(s) {', '.join(unknown)} "
+                f"(known: {', '.join(sorted(names - {'extra'}))})"
+            )
         base = {f.name: getattr(config, f.name) for f in fields(cls)} if config else {}
         return cls(**{**base, **options})
 
     def sampling(self) -> SamplingParams:
         sample = self.do_sample
         if sample is None:
-            sample = (self.temperature != 1.0 or self.top_k > 0 or self.top_p < 1.0
-                      or self.min_p > 0.0)  # fmt: skip
-        return SamplingParams(bool(sample), self.temperature, self.top_k, self.top_p,
-                              self.min_p, self.repetition_penalty)  # fmt: skip
+            sample = (
+                self.temperature != 1.0 or self.top_k > 0 or self.top_p < 1.0 or self.min_p > 0.0
+            )
+        return SamplingParams(
+            bool(sample),
+            self.temperature,
+            self.top_k,
+            self.top_p,
+            self.min_p,
+            self.repetition_penalty,
+        )
 
 
 @dataclass(frozen=True)
@@ -100,8 +109,9 @@ class _Stopper:
         return None
 
 
-def _decode_steps(model: CausalTransformerModel, rows: list[list[int]],
-                  cfg: GenerationConfig) -> Iterator[tuple[np.ndarray, list[str | None]]]:  # fmt: skip
+def _decode_steps(
+    model: CausalTransformerModel, rows: list[list[int]], cfg: GenerationConfig
+) -> Iterator[tuple[np.ndarray, list[str | None]]]:
     """Yield (chosen tokens per row, finish reason per row or None) after every step."""
     if cfg.max_new_tokens < 0:
         raise ValueError(f"generate: max_new_tokens must be >= 0, got {cfg.max_new_tokens}")
@@ -142,8 +152,12 @@ def _decode_steps(model: CausalTransformerModel, rows: list[list[int]],
         logits = model(tokens[:, None], cache, last_only=True).to_numpy()
 
 
-def generate(model: CausalTransformerModel, input_ids: Any, config: GenerationConfig | None = None,
-             **options: Any) -> Any:  # fmt: skip
+def generate(
+    model: CausalTransformerModel,
+    input_ids: Any,
+    config: GenerationConfig | None = None,
+    **options: Any,
+) -> Any:
     """Prompt(s) plus generated ids: a list for one prompt, a list of lists for a batch.
 
     A row's output ends with its stop token (or the token that completed a stop string).
@@ -161,8 +175,12 @@ def generate(model: CausalTransformerModel, input_ids: Any, config: GenerationCo
     return out if batched else out[0]
 
 
-def stream(model: CausalTransformerModel, input_ids: Sequence[int],
-           config: GenerationConfig | None = None, **options: Any) -> Iterator[StreamEvent]:  # fmt: skip
+def stream(
+    model: CausalTransformerModel,
+    input_ids: Sequence[int],
+    config: GenerationConfig | None = None,
+    **options: Any,
+) -> Iterator[StreamEvent]:
     """Yield one StreamEvent per new token of a single prompt, as soon as it is chosen.
 
     With a tokenizer, `text` is the newly completed text: bytes of a character split over

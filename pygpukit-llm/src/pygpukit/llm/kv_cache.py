@@ -8,8 +8,9 @@ out of attention and out of the position ids.
 
 from __future__ import annotations
 
-import numpy as np
+from typing import Any
 
+import numpy as np
 import pygpukit as gp
 from pygpukit import GPUArray
 
@@ -21,10 +22,18 @@ __all__ = ["KVCache"]
 class KVCache:
     """Per-layer (batch, kv_heads, max_length, head_dim) key and value arrays."""
 
-    def __init__(self, cfg: TransformerConfig, batch: int, max_length: int, dtype: object,
-                 device: object = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        cfg: TransformerConfig,
+        batch: int,
+        max_length: int,
+        dtype: Any,
+        device: Any = None,
+    ) -> None:
         if batch < 1 or max_length < 1:
-            raise ValueError(f"KVCache: batch and max_length must be >= 1, got {batch}, {max_length}")
+            raise ValueError(
+                f"KVCache: batch and max_length must be >= 1, got {batch}, {max_length}"
+            )
         shape = (batch, cfg.num_kv_heads, max_length, cfg.head_dim)
         self.keys: list[GPUArray] = []
         self.values: list[GPUArray] = []

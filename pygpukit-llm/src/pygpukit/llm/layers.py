@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
 import pygpukit as gp
 from pygpukit import GPUArray
 
@@ -156,5 +155,7 @@ class Attention:
 
     def output(self, attn: GPUArray, batch: int, seq: int) -> GPUArray:
         """(B, Hq, S, D) -> (B * S, hidden) through o_proj."""
-        merged = attn.transpose(0, 2, 1, 3).reshape((batch * seq, self.cfg.num_heads * attn.shape[-1]))
+        merged = attn.transpose(0, 2, 1, 3).reshape(
+            (batch * seq, self.cfg.num_heads * attn.shape[-1])
+        )
         return self.o(merged)

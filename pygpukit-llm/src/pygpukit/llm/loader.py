@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 import pygpukit as gp
 from pygpukit import GPUArray
 
@@ -27,15 +26,20 @@ __all__ = ["load_model_from_safetensors"]
 
 #: buffers some checkpoints carry that the model recomputes (never weights)
 IGNORED_SUFFIXES = (".attn.bias", ".attn.masked_bias", ".rotary_emb.inv_freq")
-FLOAT_DTYPES = {"float32": gp.float32, "float16": gp.float16, "bfloat16": gp.bfloat16,
-                "float64": gp.float64}  # fmt: skip
+FLOAT_DTYPES = {
+    "float32": gp.float32,
+    "float16": gp.float16,
+    "bfloat16": gp.bfloat16,
+    "float64": gp.float64,
+}
 
 
 class _Reader:
     """Pulls named tensors out of a checkpoint onto the device, checking shapes."""
 
-    def __init__(self, ckpt: Checkpoint, spec: ModelSpec, dtype: Any, device: Any,
-                 progress: Any) -> None:  # fmt: skip
+    def __init__(
+        self, ckpt: Checkpoint, spec: ModelSpec, dtype: Any, device: Any, progress: Any
+    ) -> None:
         self.ckpt, self.spec, self.dtype, self.device = ckpt, spec, dtype, device
         self.progress = progress
         self.used: set[str] = set()
@@ -54,8 +58,10 @@ class _Reader:
 
     def get(self, name: str, shape: tuple[int, ...]) -> GPUArray:
         if name not in self.ckpt:
-            raise ValueError(f"{self.ckpt.directory}: the checkpoint has no tensor {name!r} "
-                             f"({self.spec.name} needs it, shape {shape})")  # fmt: skip
+            raise ValueError(
+                f"{self.ckpt.directory}: the checkpoint has no tensor {name!r} "
+                f"({self.spec.name} needs it, shape {shape})"
+            )
         info = self.ckpt.info(name)
         if info.shape != shape:
             raise ValueError(
@@ -94,8 +100,10 @@ def _attention(r: _Reader, cfg: TransformerConfig, i: int) -> Attention:
     if s.qkv:  # GPT-2: one (in, 3 * out) projection, split as column views
         fused = r.linear(s.qkv, h, 3 * nq, True, i=i)
         assert fused.bias is not None
-        q, k, v = (Linear(fused.weight[:, j * nq : (j + 1) * nq], fused.bias[j * nq : (j + 1) * nq])
-                   for j in range(3))  # fmt: skip
+        q, k, v = (
+            Linear(fused.weight[:, j * nq : (j + 1) * nq], fused.bias[j * nq : (j + 1) * nq])
+            for j in range(3)
+        )
     else:
         q = r.linear(s.q, h, nq, cfg.attention_bias, i=i)
         k = r.linear(s.k, h, nkv, cfg.attention_bias, i=i)
@@ -123,20 +131,26 @@ def _mlp(r: _Reader, cfg: TransformerConfig, i: int) -> DenseMLP | MoEMLP:
         ]
         return MoEMLP(router, experts, cfg.num_experts_per_tok)
     gate = r.linear(s.gate, h, n, cfg.mlp_bias, i=i) if s.gate else None
-    return DenseMLP(up=r.linear(s.up, h, n, cfg.mlp_bias, i=i),
-                    down=r.linear(s.down, n, h, cfg.mlp_bias, i=i),
-                    gate=gate, activation=cfg.activation)  # fmt: skip
+    return DenseMLP(
+        up=r.linear(s.up, h, n, cfg.mlp_bias, i=i),
+        down=r.linear(s.down, n, h, cfg.mlp_bias, i=i),
+        gate=gate,
+        activation=cfg.activation,
+    )
 
 
 def _pick_dtype(dtype: Any, ckpt: Checkpoint, spec: ModelSpec, prefix: str) -> Any:
     if dtype is None:  # the checkpoint's own float dtype; float8 checkpoints compute in bf16
         stored = ckpt.info(prefix + spec.embed).dtype
-        return {"F32": gp.float32, "F16": gp.float16, "BF16": gp.bfloat16,
-                "F64": gp.float64}.get(stored, gp.bfloat16)  # fmt: skip
+        return {"F32": gp.float32, "F16": gp.float16, "BF16": gp.bfloat16, "F64": gp.float64}.get(
+            stored, gp.bfloat16
+        )
     key = dtype if isinstance(dtype, str) else getattr(dtype, "name", str(dtype))
     if key not in FLOAT_DTYPES:
-        raise ValueError(f"load_model_from_safetensors: dtype must be one of "
-                         f"{', '.join(FLOAT_DTYPES)}, got {dtype!r}")  # fmt: skip
+        raise ValueError(
+            f"load_model_from_safetensors: dtype must be one of "
+            f"{', '.join(FLOAT_DTYPES)}, got {dtype!r}"
+        )
     return FLOAT_DTYPES[key]
 
 
@@ -158,11 +172,21 @@ def load_model_from_safetensors(
         config = load_config(Path(path) if Path(path).is_dir() else ckpt.directory)
     if spec is None:
         spec = detect_model_spec(ckpt.tensor_names, config.model_type)
-    prefix = spec.optional_prefix if any(n.startswith(spec.optional_prefix or "\0") for n in ckpt) else ""
+    prefix = (
+        spec.optional_prefix
+        if any(n.startswith(spec.optional_prefix or "\0") for n in ckpt)
+        else ""
+    )
     dt = _pick_dtype(dtype, ckpt, spec, prefix)
     total = sum(ckpt.info(n).nbytes for n in ckpt)
-    with tqdm(total=total, unit="B", unit_scale=True, desc=f"loading {config.model_type}",
-              disable=not progress, leave=False) as bar:  # fmt: skip
+    with tqdm(
+        total=total,
+        unit="B",
+        unit_scale=True,
+        desc=f"loading {config.model_type}",
+        disable=not progress,
+        leave=False,
+    ) as bar:
         r = _Reader(ckpt, spec, dt, device, bar)
         model = _build(r, config)
     unused = [n for n in ckpt if n not in r.used and not n.endswith(IGNORED_SUFFIXES)]
@@ -180,8 +204,9 @@ def _build(r: _Reader, cfg: TransformerConfig) -> CausalTransformerModel:
     embed = r.get(r.name(s.embed), (cfg.vocab_size, cfg.hidden_size))
     position_embed = None
     if s.position_embed:
-        position_embed = r.get(r.name(s.position_embed),
-                               (cfg.max_position_embeddings, cfg.hidden_size))  # fmt: skip
+        position_embed = r.get(
+            r.name(s.position_embed), (cfg.max_position_embeddings, cfg.hidden_size)
+        )
     blocks = [
         Block(
             attn_norm=r.norm(s.attn_norm, cfg.hidden_size, cfg, i=i),
@@ -198,6 +223,7 @@ def _build(r: _Reader, cfg: TransformerConfig) -> CausalTransformerModel:
     elif cfg.tie_word_embeddings or s.name == "gpt2":
         lm_head = embed.mT  # tied: the embedding, read transposed
     else:
-        raise ValueError(f"{r.ckpt.directory}: no {head_name!r} and config.json does not set "
-                         "tie_word_embeddings")  # fmt: skip
+        raise ValueError(
+            f"{r.ckpt.directory}: no {head_name!r} and config.json does not set tie_word_embeddings"
+        )
     return CausalTransformerModel(cfg, s, embed, blocks, final_norm, lm_head, position_embed)

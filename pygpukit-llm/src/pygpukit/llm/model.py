@@ -7,13 +7,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-
 import pygpukit as gp
 from pygpukit import GPUArray
 
 from .config import TransformerConfig
 from .kv_cache import KVCache
-from .layers import Attention, DenseMLP, Linear, MoEMLP, Norm, apply_rope
+from .layers import Attention, DenseMLP, MoEMLP, Norm, apply_rope
 from .rope import RopeTables
 from .spec import ModelSpec
 
@@ -43,9 +42,16 @@ class CausalTransformerModel:
     decodes. Build one with :func:`pygpukit.llm.load_model_from_safetensors`.
     """
 
-    def __init__(self, config: TransformerConfig, spec: ModelSpec, embed: GPUArray,
-                 blocks: list[Block], final_norm: Norm, lm_head: GPUArray,
-                 position_embed: GPUArray | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        config: TransformerConfig,
+        spec: ModelSpec,
+        embed: GPUArray,
+        blocks: list[Block],
+        final_norm: Norm,
+        lm_head: GPUArray,
+        position_embed: GPUArray | None = None,
+    ) -> None:
         self.config, self.spec = config, spec
         self.embed, self.position_embed = embed, position_embed
         self.blocks, self.final_norm = blocks, final_norm
@@ -55,21 +61,33 @@ class CausalTransformerModel:
 
     def __repr__(self) -> str:
         c = self.config
-        return (f"CausalTransformerModel({c.model_type}, layers={c.num_layers}, "
-                f"hidden={c.hidden_size}, vocab={c.vocab_size}, dtype={self.dtype.name}, "
-                f"device={self.device})")  # fmt: skip
+        return (
+            f"CausalTransformerModel({c.model_type}, layers={c.num_layers}, "
+            f"hidden={c.hidden_size}, vocab={c.vocab_size}, dtype={self.dtype.name}, "
+            f"device={self.device})"
+        )
 
     def new_cache(self, batch: int, max_length: int) -> KVCache:
         """An empty preallocated KV cache for `batch` rows of up to `max_length` tokens."""
         return KVCache(self.config, batch, max_length, self.dtype, self.device)
 
     # -- one forward pass ----------------------------------------------------------------
-    def __call__(self, input_ids: Any, cache: KVCache | None = None,
-                 attention_mask: Any = None, last_only: bool = False) -> GPUArray:  # fmt: skip
+    def __call__(
+        self,
+        input_ids: Any,
+        cache: KVCache | None = None,
+        attention_mask: Any = None,
+        last_only: bool = False,
+    ) -> GPUArray:
         return self.forward(input_ids, cache, attention_mask, last_only)
 
-    def forward(self, input_ids: Any, cache: KVCache | None = None,
-                attention_mask: Any = None, last_only: bool = False) -> GPUArray:  # fmt: skip
+    def forward(
+        self,
+        input_ids: Any,
+        cache: KVCache | None = None,
+        attention_mask: Any = None,
+        last_only: bool = False,
+    ) -> GPUArray:
         """Logits (batch, seq, vocab) for token ids (batch, seq) or (seq,); (batch, vocab)
         with `last_only`. With a `cache`, the tokens continue what the cache holds and
         their keys and values are stored in it. `attention_mask` (batch, seq) is 0 on
@@ -122,13 +140,16 @@ class CausalTransformerModel:
         if ids.ndim == 1:
             ids = ids[None, :]
         if ids.ndim != 2 or ids.shape[1] == 0:
-            raise ValueError(f"input_ids must be (batch, seq) or (seq,) with seq >= 1, got {ids.shape}")
+            raise ValueError(
+                f"input_ids must be (batch, seq) or (seq,) with seq >= 1, got {ids.shape}"
+            )
         if ids.dtype.kind not in "iu":
             raise TypeError(f"input_ids must be integers, got dtype {ids.dtype}")
         bad = (ids < 0) | (ids >= self.config.vocab_size)
         if bad.any():
             raise IndexError(
-                f"token id {int(ids[bad][0])} is outside the vocabulary [0, {self.config.vocab_size})"
+                f"token id {int(ids[bad][0])} is outside the vocabulary "
+                f"[0, {self.config.vocab_size})"
             )
         return ids.astype(np.int64)
 
@@ -152,8 +173,12 @@ class CausalTransformerModel:
         return gp.from_numpy(bias[:, None, None], self.device)
 
     # -- generation ----------------------------------------------------------------------
-    def generate(self, input_ids: Sequence[int] | Sequence[Sequence[int]] | np.ndarray,
-                 max_new_tokens: int = 32, **options: Any) -> Any:  # fmt: skip
+    def generate(
+        self,
+        input_ids: Sequence[int] | Sequence[Sequence[int]] | np.ndarray,
+        max_new_tokens: int = 32,
+        **options: Any,
+    ) -> Any:
         """Continue the prompt(s): a list of ids for one prompt, a list of lists for a batch.
 
         Options are those of :class:`pygpukit.llm.GenerationConfig` (temperature, top_k,
@@ -164,8 +189,9 @@ class CausalTransformerModel:
 
         return generate(self, input_ids, max_new_tokens=max_new_tokens, **options)
 
-    def stream(self, input_ids: Sequence[int], config: GenerationConfig | None = None,
-               **options: Any) -> Iterator[StreamEvent]:  # fmt: skip
+    def stream(
+        self, input_ids: Sequence[int], config: GenerationConfig | None = None, **options: Any
+    ) -> Iterator[StreamEvent]:
         """Yield each new token of one prompt as soon as it is chosen."""
         from .generation import stream
 

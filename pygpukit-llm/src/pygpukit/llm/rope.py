@@ -102,6 +102,6 @@ class RopeTables:
         """cos, sin for integer `positions` (any shape) when the longest sequence is `seq_len`."""
         inv, attention = inverse_frequencies(self.cfg, seq_len if self._dynamic else 0)
         angles = positions.astype(np.float32)[..., None] * inv.astype(np.float32)
-        return (np.cos(angles) * attention).astype(np.float32), (
-            np.sin(angles) * attention
-        ).astype(np.float32)
+        return (np.cos(angles) * attention).astype(np.float32), (np.sin(angles) * attention).astype(
+            np.float32
+        )

@@ -112,8 +112,11 @@ def _parse_entry(path: Path, name: str, entry: Any, base: int) -> TensorInfo:
         or not all(isinstance(o, int) and not isinstance(o, bool) for o in offsets)
         or not 0 <= offsets[0] <= offsets[1]
     ):
-        raise _fail(path, f"tensor {name!r}: data_offsets must be [begin, end] with 0 <= begin "
-                    f"<= end, got {offsets!r}")  # fmt: skip
+        raise _fail(
+            path,
+            f"tensor {name!r}: data_offsets must be [begin, end] with 0 <= begin "
+            f"<= end, got {offsets!r}",
+        )
     begin, end = offsets
     want = math.prod(shape) * DTYPES[dtype].itemsize
     if end - begin != want:
@@ -154,7 +157,9 @@ class SafeTensorsFile:
         cursor = base
         for info in sorted(self._infos.values(), key=lambda i: (i.start, i.end)):
             if info.start != cursor:
-                kind = "overlaps the one before" if info.start < cursor else "leaves a gap before it"
+                kind = (
+                    "overlaps the one before" if info.start < cursor else "leaves a gap before it"
+                )
                 raise _fail(
                     self.path,
                     f"tensor {info.name!r}: byte range [{info.start}, {info.end}) {kind} "
@@ -226,11 +231,15 @@ class SafeTensorsFile:
         self.close()
 
     def __repr__(self) -> str:
-        return f"SafeTensorsFile({str(self.path)!r}, {self.num_tensors} tensors, {self.file_size} bytes)"
+        size = f"{self.num_tensors} tensors, {self.file_size} bytes"
+        return f"SafeTensorsFile({str(self.path)!r}, {size})"
 
 
-def save_file(tensors: dict[str, np.ndarray], path: str | os.PathLike[str],
-              metadata: dict[str, str] | None = None) -> None:  # fmt: skip
+def save_file(
+    tensors: dict[str, np.ndarray],
+    path: str | os.PathLike[str],
+    metadata: dict[str, str] | None = None,
+) -> None:
     """Write NumPy arrays as a .safetensors file (tests and conversions use it)."""
     header: dict[str, Any] = {}
     if metadata:
@@ -241,8 +250,11 @@ def save_file(tensors: dict[str, np.ndarray], path: str | os.PathLike[str],
         arr = np.ascontiguousarray(value)
         if arr.dtype not in NAME_OF_DTYPE:
             raise TypeError(f"save_file: tensor {name!r} has dtype {arr.dtype}, not a format dtype")
-        header[name] = {"dtype": NAME_OF_DTYPE[arr.dtype], "shape": list(arr.shape),
-                        "data_offsets": [offset, offset + arr.nbytes]}  # fmt: skip
+        header[name] = {
+            "dtype": NAME_OF_DTYPE[arr.dtype],
+            "shape": list(arr.shape),
+            "data_offsets": [offset, offset + arr.nbytes],
+        }
         offset += arr.nbytes
         arrays.append(arr)
     raw = json.dumps(header, separators=(",", ":")).encode()

@@ -28,8 +28,9 @@ class SamplingParams:
 
     def __post_init__(self) -> None:
         if not self.temperature > 0:
-            raise ValueError(f"temperature must be > 0 (use do_sample=False for greedy), "
-                             f"got {self.temperature}")  # fmt: skip
+            raise ValueError(
+                f"temperature must be > 0 (use do_sample=False for greedy), got {self.temperature}"
+            )
         if self.top_k < 0:
             raise ValueError(f"top_k must be >= 0, got {self.top_k}")
         if not 0 < self.top_p <= 1:
@@ -79,8 +80,9 @@ def _softmax(x: np.ndarray) -> np.ndarray:
     return z / z.sum(axis=-1, keepdims=True)
 
 
-def choose_tokens(logits: np.ndarray, params: SamplingParams, rng: np.random.Generator,
-                  seen: list[np.ndarray]) -> np.ndarray:  # fmt: skip
+def choose_tokens(
+    logits: np.ndarray, params: SamplingParams, rng: np.random.Generator, seen: list[np.ndarray]
+) -> np.ndarray:
     """One token id per row of `logits` (batch, vocab); `seen` is each row's context."""
     scores = np.asarray(logits, dtype=np.float64).copy()
     apply_repetition_penalty(scores, seen, params.repetition_penalty)
@@ -89,7 +91,7 @@ def choose_tokens(logits: np.ndarray, params: SamplingParams, rng: np.random.Gen
     scores = _filter(scores / params.temperature, params)
     probs = _softmax(scores)
     # inverse-CDF draws: one uniform per row, reproducible from the seed
-    u = rng.random(probs.shape[0])[:, None]
+    u = np.asarray(rng.random(probs.shape[0]))[:, None]
     cdf = np.cumsum(probs, axis=-1)
     picks = (cdf < u * cdf[:, -1:]).sum(axis=-1)
     return np.minimum(picks, probs.shape[-1] - 1)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 __all__ = [
     "ModelSpec",
@@ -49,21 +49,6 @@ class ModelSpec:
     optional_prefix: str = ""
 
 
-_LLAMA = dict(
-    embed="model.embed_tokens.weight",
-    final_norm="model.norm.weight",
-    lm_head="lm_head.weight",
-    attn_norm="model.layers.{i}.input_layernorm.weight",
-    mlp_norm="model.layers.{i}.post_attention_layernorm.weight",
-    q="model.layers.{i}.self_attn.q_proj",
-    k="model.layers.{i}.self_attn.k_proj",
-    v="model.layers.{i}.self_attn.v_proj",
-    o="model.layers.{i}.self_attn.o_proj",
-    gate="model.layers.{i}.mlp.gate_proj",
-    up="model.layers.{i}.mlp.up_proj",
-    down="model.layers.{i}.mlp.down_proj",
-)
-
 GPT2_SPEC = ModelSpec(
     name="gpt2",
     embed="wte.weight",
@@ -79,25 +64,44 @@ GPT2_SPEC = ModelSpec(
     weights_in_out=True,
     optional_prefix="transformer.",
 )
-LLAMA_SPEC = ModelSpec(name="llama", **_LLAMA)
-MISTRAL_SPEC = ModelSpec(name="mistral", **_LLAMA)
-QWEN2_SPEC = ModelSpec(name="qwen2", **_LLAMA)
-QWEN3_SPEC = ModelSpec(
+LLAMA_SPEC = ModelSpec(
+    name="llama",
+    embed="model.embed_tokens.weight",
+    final_norm="model.norm.weight",
+    lm_head="lm_head.weight",
+    attn_norm="model.layers.{i}.input_layernorm.weight",
+    mlp_norm="model.layers.{i}.post_attention_layernorm.weight",
+    q="model.layers.{i}.self_attn.q_proj",
+    k="model.layers.{i}.self_attn.k_proj",
+    v="model.layers.{i}.self_attn.v_proj",
+    o="model.layers.{i}.self_attn.o_proj",
+    gate="model.layers.{i}.mlp.gate_proj",
+    up="model.layers.{i}.mlp.up_proj",
+    down="model.layers.{i}.mlp.down_proj",
+)
+MISTRAL_SPEC = replace(LLAMA_SPEC, name="mistral")
+QWEN2_SPEC = replace(LLAMA_SPEC, name="qwen2")
+QWEN3_SPEC = replace(
+    LLAMA_SPEC,
     name="qwen3",
     q_norm="model.layers.{i}.self_attn.q_norm.weight",
     k_norm="model.layers.{i}.self_attn.k_norm.weight",
-    **_LLAMA,
 )
-MIXTRAL_SPEC = ModelSpec(
+MIXTRAL_SPEC = replace(
+    LLAMA_SPEC,
     name="mixtral",
+    gate="",
+    up="",
+    down="",
     router="model.layers.{i}.block_sparse_moe.gate.weight",
     expert_gate="model.layers.{i}.block_sparse_moe.experts.{e}.w1.weight",
     expert_down="model.layers.{i}.block_sparse_moe.experts.{e}.w2.weight",
     expert_up="model.layers.{i}.block_sparse_moe.experts.{e}.w3.weight",
-    **{k: v for k, v in _LLAMA.items() if k not in ("gate", "up", "down")},
 )
 
-SPECS = {s.name: s for s in (GPT2_SPEC, LLAMA_SPEC, MISTRAL_SPEC, QWEN2_SPEC, QWEN3_SPEC, MIXTRAL_SPEC)}
+SPECS = {
+    s.name: s for s in (GPT2_SPEC, LLAMA_SPEC, MISTRAL_SPEC, QWEN2_SPEC, QWEN3_SPEC, MIXTRAL_SPEC)
+}
 
 
 def detect_model_spec(tensor_names: Iterable[str], model_type: str | None = None) -> ModelSpec:

@@ -31,8 +31,12 @@ def _raise(message: str) -> None:
 class Tokenizer:
     """Text <-> token ids, plus `apply_chat_template` for chat models."""
 
-    def __init__(self, backend: Any, chat_template: str | None = None,
-                 special: dict[str, str | None] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        backend: Any,
+        chat_template: str | None = None,
+        special: dict[str, str | None] | None = None,
+    ) -> None:
         self.backend = backend
         self.chat_template = chat_template
         self.special = special or {}
@@ -78,12 +82,16 @@ class Tokenizer:
     def encode(self, text: str, add_special_tokens: bool = True) -> list[int]:
         return list(self.backend.encode(text, add_special_tokens=add_special_tokens).ids)
 
-    def encode_batch(self, texts: Sequence[str], add_special_tokens: bool = True) -> list[list[int]]:
+    def encode_batch(
+        self, texts: Sequence[str], add_special_tokens: bool = True
+    ) -> list[list[int]]:
         encoded = self.backend.encode_batch(list(texts), add_special_tokens=add_special_tokens)
         return [list(e.ids) for e in encoded]
 
     def decode(self, ids: Sequence[int], skip_special_tokens: bool = False) -> str:
-        return str(self.backend.decode([int(i) for i in ids], skip_special_tokens=skip_special_tokens))
+        return str(
+            self.backend.decode([int(i) for i in ids], skip_special_tokens=skip_special_tokens)
+        )
 
     def token_to_id(self, token: str) -> int | None:
         value = self.backend.token_to_id(token)
@@ -99,8 +107,12 @@ class Tokenizer:
         return ids
 
     # -- chat --------------------------------------------------------------------------
-    def apply_chat_template(self, messages: Sequence[dict[str, Any]],
-                            add_generation_prompt: bool = True, **variables: Any) -> str:  # fmt: skip
+    def apply_chat_template(
+        self,
+        messages: Sequence[dict[str, Any]],
+        add_generation_prompt: bool = True,
+        **variables: Any,
+    ) -> str:
         """The prompt text for `messages` ([{"role": ..., "content": ...}, ...]).
 
         Extra keyword arguments reach the template (e.g. ``enable_thinking=False`` for
@@ -113,8 +125,9 @@ class Tokenizer:
             from jinja2.ext import loopcontrols
             from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-            env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
-                                                extensions=[loopcontrols])  # fmt: skip
+            env = ImmutableSandboxedEnvironment(
+                trim_blocks=True, lstrip_blocks=True, extensions=[loopcontrols]
+            )
             env.filters["tojson"] = lambda v, indent=None, **_: json.dumps(
                 v, ensure_ascii=False, indent=indent
             )
@@ -123,5 +136,8 @@ class Tokenizer:
             self._compiled = env.from_string(self.chat_template)
         context = {k: v for k, v in self.special.items() if v is not None}
         context.update(variables)
-        return str(self._compiled.render(messages=list(messages),
-                                         add_generation_prompt=add_generation_prompt, **context))  # fmt: skip
+        return str(
+            self._compiled.render(
+                messages=list(messages), add_generation_prompt=add_generation_prompt, **context
+            )
+        )
