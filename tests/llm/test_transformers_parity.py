@@ -169,3 +169,27 @@ def test_left_padded_batch_matches(saved: tuple[Any, Path]) -> None:
                 0
             ].tolist()
         assert row == want
+
+
+def test_bfloat16_agrees_with_transformers(saved: tuple[Any, Path]) -> None:
+    """bf16 on both sides: each position's top-5 holds the other's argmax, and where the
+    argmaxes agree their log-probabilities differ by at most 0.1."""
+    import torch
+
+    ref, path = saved
+    ref = ref.to(torch.bfloat16)
+    ours = load_model_from_safetensors(path, dtype="bfloat16", device=DEVICE, progress=False)
+    ids = np.random.default_rng(8).integers(3, VOCAB, size=(1, 16))
+    with torch.no_grad():
+        want = torch.log_softmax(ref(torch.from_numpy(ids)).logits.float(), -1)[0].numpy()
+    got = ours(ids).to_numpy()[0].astype(np.float64)
+    got = (
+        got
+        - np.log(np.exp(got - got.max(-1, keepdims=True)).sum(-1, keepdims=True))
+        - got.max(-1, keepdims=True)
+    )
+    for t in range(ids.shape[1]):
+        a, b = int(got[t].argmax()), int(want[t].argmax())
+        assert a in np.argsort(-want[t])[:5] and b in np.argsort(-got[t])[:5]
+        if a == b:
+            assert abs(got[t, a] - want[t, b]) <= 0.1
