@@ -183,11 +183,8 @@ def test_bfloat16_agrees_with_transformers(saved: tuple[Any, Path]) -> None:
     with torch.no_grad():
         want = torch.log_softmax(ref(torch.from_numpy(ids)).logits.float(), -1)[0].numpy()
     got = ours(ids).to_numpy()[0].astype(np.float64)
-    got = (
-        got
-        - np.log(np.exp(got - got.max(-1, keepdims=True)).sum(-1, keepdims=True))
-        - got.max(-1, keepdims=True)
-    )
+    shifted = got - got.max(-1, keepdims=True)
+    got = shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))  # log-probabilities
     for t in range(ids.shape[1]):
         a, b = int(got[t].argmax()), int(want[t].argmax())
         assert a in np.argsort(-want[t])[:5] and b in np.argsort(-got[t])[:5]
