@@ -8,7 +8,7 @@ met a stop token or stop string keep stepping (their token is ignored) until all
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -37,7 +37,6 @@ class GenerationConfig:
     stop_strings: Sequence[str] = ()
     tokenizer: Any = None  # decodes tokens for stop_strings and streamed text
     pad_token_id: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
     def build(cls, config: GenerationConfig | None, options: dict[str, Any]) -> GenerationConfig:
@@ -46,7 +45,7 @@ class GenerationConfig:
         if unknown:
             raise TypeError(
                 f"generate: unknown option(s) {', '.join(unknown)} "
-                f"(known: {', '.join(sorted(names - {'extra'}))})"
+                f"(known: {', '.join(sorted(names))})"
             )
         base = {f.name: getattr(config, f.name) for f in fields(cls)} if config else {}
         return cls(**{**base, **options})
