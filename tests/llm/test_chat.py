@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import io
 import json
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from pygpukit.llm import ChatSession, Tokenizer, load_model_from_safetensors, split_thinking
 from pygpukit.llm.cli import main
@@ -150,9 +152,10 @@ def test_cli_generate_prints_the_greedy_continuation(model_dir: Path) -> None:
     tok = Tokenizer.from_pretrained(model_dir)
     model = load_model_from_safetensors(model_dir, progress=False)
     ids = tok.encode("hello world")
-    out = model.generate(ids, max_new_tokens=5, stop_token_ids=[2])
+    stops = [2, *tok.eos_token_ids]  # config.json's eos and the tokenizer's
+    out = model.generate(ids, max_new_tokens=5, stop_token_ids=stops)
     new = out[len(ids) :]
-    if new and new[-1] == 2:
+    if new and new[-1] in stops:
         new = new[:-1]
     assert text == "hello world" + tok.decode(new) + "\n"
 
@@ -170,3 +173,68 @@ def test_cli_reports_errors(tmp_path: Path, capsys: Any) -> None:
     code, _ = _run(["generate", str(tmp_path), "x", "--quiet"])
     assert code == 2
     assert "tokenizer.json" in capsys.readouterr().err
+
+
+def _successor_model(folder: Path, vocab: int, successor: dict[int, int]) -> None:
+    """A real Llama checkpoint whose greedy output is successor[last token]: attention and
+    MLP write nothing (zero output projections), the embedding is one-hot, and lm_head
+    maps each one-hot row to its successor's logit."""
+    from tiny_models import write_safetensors
+
+    hidden = vocab + (-vocab % 4)
+    cfg = dict(
+        model_type="llama",
+        vocab_size=vocab,
+        hidden_size=hidden,
+        intermediate_size=8,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        tie_word_embeddings=False,
+        eos_token_id=None,
+    )
+    eye = np.eye(vocab, hidden, dtype=np.float32)
+    head = np.zeros((vocab, hidden), np.float32)
+    for token, nxt in successor.items():
+        head[nxt, token] = 1.0
+    p = "model.layers.0."
+    zeros = lambda *s: np.zeros(s, np.float32)  # noqa: E731
+    ones = lambda n: np.ones(n, np.float32)  # noqa: E731
+    tensors = {
+        "model.embed_tokens.weight": eye,
+        "model.norm.weight": ones(hidden),
+        "lm_head.weight": head,
+        p + "input_layernorm.weight": ones(hidden),
+        p + "post_attention_layernorm.weight": ones(hidden),
+        p + "self_attn.q_proj.weight": zeros(hidden, hidden),
+        p + "self_attn.k_proj.weight": zeros(hidden, hidden),
+        p + "self_attn.v_proj.weight": zeros(hidden, hidden),
+        p + "self_attn.o_proj.weight": zeros(hidden, hidden),
+        p + "mlp.gate_proj.weight": zeros(8, hidden),
+        p + "mlp.up_proj.weight": zeros(8, hidden),
+        p + "mlp.down_proj.weight": zeros(hidden, 8),
+    }
+    (folder / "config.json").write_text(json.dumps(cfg))
+    write_safetensors(folder / "model.safetensors", tensors)
+
+
+def test_chat_parses_a_thinking_reply(tmp_path: Path) -> None:
+    vocab = _train(tmp_path)
+    tok = Tokenizer.from_pretrained(tmp_path)
+    prompt = tok.encode(
+        tok.apply_chat_template([{"role": "user", "content": "hi"}]), add_special_tokens=False
+    )
+    think, end_think, im_end = (tok.token_to_id(t) for t in ("<think>", "</think>", "<|im_end|>"))
+    plan, answer = tok.encode("plan"), tok.encode("done")
+    chain = [prompt[-1], think, *plan, end_think, *answer, im_end]
+    assert len(set(chain)) == len(chain)  # each token has one successor
+    _successor_model(tmp_path, vocab, dict(pairwise(chain)))
+    model = load_model_from_safetensors(tmp_path, progress=False)
+    chat = ChatSession(model, tok, max_new_tokens=20)
+    reply = chat.send("hi")
+    assert (reply.thinking, reply.answer, reply.finish_reason) == ("plan", "done", "stop_token")
+    assert chat.messages[-1] == {"role": "assistant", "content": "done"}
+    code, text = _run(["chat", str(tmp_path), "--quiet"], stdin="hi\n")
+    assert code == 0 and "> done\n" in text and "plan" not in text
+    code, text = _run(["chat", str(tmp_path), "--quiet", "--show-thinking"], stdin="hi\n")
+    assert "<think>plan</think>done" in text

@@ -80,10 +80,11 @@ class ChatSession:
             yield event
         if reason == "stop_token":
             generated = generated[:-1]
-        text = self.tokenizer.decode(generated, skip_special_tokens=True)
-        _, answer = split_thinking(text)
+        # keep special tokens: <think> may be one, and split_thinking needs it
+        text = self.tokenizer.decode(generated)
+        thinking, answer = split_thinking(text)
         self.messages.append({"role": "assistant", "content": answer})
-        self.last_reply = ChatReply(answer, split_thinking(text)[0], text, reason)
+        self.last_reply = ChatReply(answer, thinking, text, reason)
 
     def send(self, user_text: str) -> ChatReply:
         """Add the user's turn and return the whole reply."""

@@ -75,7 +75,7 @@ def _generate(args: argparse.Namespace, out: TextIO) -> int:
         ids = tok.encode(text, add_special_tokens=False)
     else:
         ids = tok.encode(args.prompt)
-    stop = list(model.config.eos_token_id) or tok.eos_token_ids
+    stop = sorted(set(model.config.eos_token_id) | set(tok.eos_token_ids))
     options = _generation_options(args)
     out.write(args.prompt if not args.chat else "")
     for event in model.stream(ids, tokenizer=tok, stop_token_ids=stop, **options):
