@@ -120,3 +120,12 @@ def test_progress_bar_counts_bytes(tmp_path: Path, capsys: pytest.CaptureFixture
     model = load_model_from_safetensors(tmp_path, progress=True)
     assert "loading llama" in capsys.readouterr().err
     assert np.isfinite(model([1, 2]).to_numpy()).all()
+
+
+def test_scaled_fp8_checkpoints_are_refused_by_name(tmp_path: Path) -> None:
+    cfg, _ = make_checkpoint(tmp_path, "llama")
+    weights = random_weights(cfg)
+    weights["model.layers.0.mlp.up_proj.weight_scale_inv"] = np.ones((1, 1), np.float32)
+    write_safetensors(tmp_path / "model.safetensors", weights)
+    with pytest.raises(ValueError, match=r"FP8 scale tensors.*not supported yet"):
+        load_model_from_safetensors(tmp_path, progress=False)

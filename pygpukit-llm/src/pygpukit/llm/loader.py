@@ -190,6 +190,13 @@ def load_model_from_safetensors(
         r = _Reader(ckpt, spec, dt, device, bar)
         model = _build(r, config)
     unused = [n for n in ckpt if n not in r.used and not n.endswith(IGNORED_SUFFIXES)]
+    scales = [n for n in unused if n.endswith(("weight_scale_inv", "weight_scale"))]
+    if scales:
+        raise ValueError(
+            f"{ckpt.directory}: {len(scales)} FP8 scale tensors (e.g. {scales[0]!r}); "
+            "checkpoints quantized with per-block scales are not supported yet (plain "
+            "F8_E4M3 weights are)"
+        )
     if unused:
         raise ValueError(
             f"{ckpt.directory}: {len(unused)} tensors of the checkpoint are not used by a "
