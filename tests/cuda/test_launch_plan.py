@@ -14,7 +14,7 @@ pytest.importorskip("pygpukit_cuda._native")
 from fake_device_arrays import CUDA0, FakeBuffer
 from pygpukit import GPUArray
 from pygpukit import _dtypes as dt
-from pygpukit_cuda import provider
+from pygpukit_cuda import device_facts, provider
 from pygpukit_cuda.kernels import source
 from pygpukit_cuda.kernels.ctypes_table import ctype
 
@@ -43,7 +43,7 @@ def recorded(monkeypatch: pytest.MonkeyPatch) -> dict[str, Recorder]:
         return fns.setdefault(name, Recorder(name))
 
     monkeypatch.setattr(provider.launcher, "function", function)
-    monkeypatch.setitem(provider._sm_counts, 0, 132)
+    monkeypatch.setitem(device_facts._sm_counts, 0, 132)
     monkeypatch.setattr(provider, "_plans", {})
     return fns
 

@@ -10,9 +10,8 @@ from typing import Any
 from pygpukit import GPUArray
 
 from . import launch_plan, launcher, streams
+from .device_facts import BLOCK
 from .kernels import source
-
-BLOCK = 256
 
 
 def applies(src: GPUArray, out: GPUArray) -> bool:

@@ -11,10 +11,10 @@ from __future__ import annotations
 from pygpukit import GPUArray, KernelProvider
 
 from . import launcher
+from .device_facts import BLOCK, sm_count
+from .device_facts import data_ptr as _ptr
 from .kernels import creation_source as cs
-from .reductions import MAX_DIMS, _merge, _pad, _ptr, sm_count
-
-BLOCK = 256
+from .reductions import MAX_DIMS, _merge, _pad
 
 
 def _grid(index: int, n: int) -> tuple[int]:

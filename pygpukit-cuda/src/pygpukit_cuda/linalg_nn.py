@@ -25,6 +25,8 @@ from pygpukit._ops.copying import astype
 
 from . import launcher
 from . import provider as _provider
+from .device_facts import BLOCK
+from .device_facts import data_ptr as _ptr
 from .kernels import flash_source, source
 from .kernels.ctypes_table import ctype, load_any
 from .kernels.ops import unary_expr
@@ -309,10 +311,6 @@ def sdpa_causal(q: GPUArray, k: GPUArray, v: GPUArray, out: GPUArray, scale: flo
                              skv, d, dv, *strides, float(scale), kt), shared=smem)  # fmt: skip
 
 
-def _ptr(x: GPUArray) -> int:
-    return int(x.buffer.ptr) + x.offset
-
-
 def rope_inplace(q: GPUArray, k: GPUArray, cos: GPUArray, sin: GPUArray) -> None:
     comp = dt.float64 if dt.float64 in (q.dtype, k.dtype, cos.dtype, sin.dtype) else dt.float32
     for x in (q, k):
@@ -328,7 +326,7 @@ def rope_inplace(q: GPUArray, k: GPUArray, cos: GPUArray, sin: GPUArray) -> None
         index = x.device.index
         fmt = "@QQQ" + source.LAYOUT_FORMAT + "iiq"
         fn = launcher.function(index, name, src, fmt)
-        fn.launch((_provider._grid(index, n),), (_provider.BLOCK,),
+        fn.launch((_provider._grid(index, n),), (BLOCK,),
                   (_ptr(x), _ptr(cos), _ptr(sin), *lay, ctype(cos.dtype).code,
                    ctype(sin.dtype).code, half * x.strides[-1]))  # fmt: skip
 

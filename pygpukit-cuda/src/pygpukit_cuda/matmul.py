@@ -18,24 +18,12 @@ from pygpukit import GPUArray, KernelProvider
 from pygpukit import _dtypes as dt
 
 from . import cublaslt, launcher, provider, streams
-from .device import context
+from .device_facts import compute_capability as _cc
+from .device_facts import data_ptr as _ptr
 from .dims import merge_dims
 from .kernels import gemm_source
 
 MATMUL_DTYPES = gemm_source.SIMT_DTYPES
-_arch: dict[int, int] = {}
-
-
-def _cc(index: int) -> int:
-    cc = _arch.get(index)
-    if cc is None:
-        major, minor = context(index).compute_capability()
-        cc = _arch[index] = major * 10 + minor
-    return cc
-
-
-def _ptr(x: GPUArray) -> int:
-    return int(x.buffer.ptr) + x.offset
 
 
 def _merge_batch(shape: tuple[int, ...], *strides: tuple[int, ...]

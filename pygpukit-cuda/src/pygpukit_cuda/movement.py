@@ -22,9 +22,10 @@ from pygpukit import _dtypes as dt
 from pygpukit._views import broadcast_shapes
 
 from . import launcher
+from .device_facts import BLOCK
+from .device_facts import data_ptr as _ptr
 from .kernels import movement_source as ms
 
-BLOCK = 256
 _MAX_GRID = 8192  # grid-stride loops: enough blocks to fill any current GPU
 
 
@@ -34,10 +35,6 @@ def _launch(index: int, name: str, n: int, args: tuple[Any, ...], *, block: int 
     if grid is None:
         grid = max(1, min(-(-n // block), _MAX_GRID))
     fn.launch((grid,), (block,), args, shared)
-
-
-def _ptr(x: GPUArray) -> int:
-    return x.buffer.ptr + x.offset
 
 
 def _new(shape: tuple[int, ...], dtype: dt.DataType, like: GPUArray) -> GPUArray:

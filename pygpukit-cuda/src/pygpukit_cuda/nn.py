@@ -16,9 +16,10 @@ from pygpukit import GPUArray, KernelProvider
 from pygpukit import _dtypes as dt
 
 from . import launcher
+from .device_facts import data_ptr as _ptr
 from .kernels import nn_source as ns
 from .kernels.ctypes_table import ctype
-from .reductions import MAX_DIMS, _merge, _pad, _ptr
+from .reductions import MAX_DIMS, _merge, _pad
 
 FLOATS = (dt.float16, dt.bfloat16, dt.float32, dt.float64)
 

@@ -21,13 +21,11 @@ from pygpukit._ops.elementwise import BINARY, UNARY
 
 from . import cast, launch_plan, launcher, movement, streams
 from .device import context
+from .device_facts import BLOCK, sm_count
 from .dims import merge_dims
 from .kernels import source
 from .kernels.ctypes_table import ctype
 from .kernels.preamble import MAX_DIMS, MAX_OPERANDS
-
-BLOCK = 256
-_sm_counts: dict[int, int] = {}
 
 
 def layout(shape: tuple[int, ...], strides: list[tuple[int, ...]]) -> tuple[int, list[int]]:
@@ -64,14 +62,7 @@ def scalar_for(dtype: dt.DataType, value: Any) -> Any:
 
 
 def _grid(device_index: int, n: int) -> int:
-    sms = _sm_counts.get(device_index)
-    if sms is None:
-        from ._loader import driver
-
-        sms = _sm_counts[device_index] = context(device_index).attribute(
-            driver().ATTR_MULTIPROCESSOR_COUNT
-        )
-    return max(1, min(-(-n // BLOCK), sms * 32))
+    return max(1, min(-(-n // BLOCK), sm_count(device_index) * 32))
 
 
 def run(spec: source.KernelSpec, out: GPUArray, inputs: list[Any]) -> None:

@@ -20,10 +20,10 @@ from pygpukit import GPUArray, KernelProvider
 from pygpukit import _dtypes as dt
 
 from . import launch_plan, launcher, streams
-from .device import context
+from .device_facts import BLOCK, sm_count
+from .device_facts import data_ptr as _ptr
 from .kernels import reduction_source as rs
 
-BLOCK = 256
 MAX_DIMS = 8
 #: blocks of 256 per SM a split row reduction launches: one resident wave (the `_row`
 #: kernels use 48-62 registers, so 4 fit per SM; 8 made a second, partial wave)
@@ -34,18 +34,6 @@ COL_BLOCKS_PER_SM = 8
 #: H100, rows of 4096 took 0.69x torch's time for argmax with a block, 0.99x with a warp:
 #: the block's shared-memory merge and barriers per row cost more than the shorter loop)
 ROW_BLOCK_MIN = 8192
-_sm_counts: dict[int, int] = {}
-
-
-def sm_count(device_index: int) -> int:
-    sms = _sm_counts.get(device_index)
-    if sms is None:
-        from ._loader import driver
-
-        sms = _sm_counts[device_index] = context(device_index).attribute(
-            driver().ATTR_MULTIPROCESSOR_COUNT
-        )
-    return sms
 
 
 def _merge(dims: list[tuple[int, ...]]) -> list[tuple[int, ...]]:
@@ -85,10 +73,6 @@ def reduce_layout(
     values += _pad([k[0] for k in kept]) + _pad([k[1] for k in kept]) + _pad([k[2] for k in kept])
     values += _pad([r[0] for r in red]) + _pad([r[1] for r in red])
     return values, kept, red
-
-
-def _ptr(a: GPUArray) -> int:
-    return a.buffer.ptr + a.offset
 
 
 class _Plan:
