@@ -273,7 +273,7 @@ class GPUArray:
             raise AttributeError(f"arrays on {self._device} have no __cuda_array_interface__")
         return hook(self)
 
-    def item(self) -> bool | int | float:
+    def item(self) -> bool | int | float | complex:
         if self.size != 1:
             raise ValueError(
                 f"only one-element arrays convert to a Python scalar, got size {self.size}"
@@ -287,10 +287,17 @@ class GPUArray:
         return bool(self.item())
 
     def __int__(self) -> int:
-        return int(self.item())
+        if self._dtype.is_complex:
+            raise TypeError(f"cannot convert a {self._dtype.name} array to int")
+        return int(self.item())  # type: ignore[arg-type]
 
     def __float__(self) -> float:
-        return float(self.item())
+        if self._dtype.is_complex:
+            raise TypeError(f"cannot convert a {self._dtype.name} array to float; use complex()")
+        return float(self.item())  # type: ignore[arg-type]
+
+    def __complex__(self) -> complex:
+        return complex(self.item())
 
     def __index__(self) -> int:
         if not self._dtype.is_integer:

@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 
 from ..._array import GPUArray
-from ..._dtypes import DataType
-from ..._ops.elementwise import BINARY, UNARY
+from ..._dtypes import COMPLEX_DTYPES, EVERY_DTYPE, DataType
+from ..._ops.elementwise import BINARY, COMPLEX_BINARY, COMPLEX_UNARY, UNARY
 from ..._providers import KernelProvider
 from .views import math_dtype, operand, view
 
@@ -70,7 +70,8 @@ def _unary_kernel(op: str) -> Callable[..., None]:
     to_bool = UNARY[op][0] in ("to_bool", "logical")
 
     def kernel(x: GPUArray, out: GPUArray, **params: Any) -> None:
-        compute: DataType = x.dtype if to_bool else out.dtype
+        # complex input: computed in its own dtype (abs of complex64 gives float32)
+        compute: DataType = x.dtype if to_bool or x.dtype.is_complex else out.dtype
         with np.errstate(all="ignore"):
             result = fn(operand(x, compute), **params)
         _store(out, result)
@@ -101,9 +102,18 @@ def where(cond: GPUArray, x1: Any, x2: Any, out: GPUArray) -> None:
     _store(out, np.where(view(cond).astype(bool, copy=False), a, b))
 
 
+def _part(fn: Callable[[np.ndarray], np.ndarray]) -> Callable[[GPUArray, GPUArray], None]:
+    def kernel(x: GPUArray, out: GPUArray) -> None:
+        _store(out, fn(view(x)))
+
+    return kernel
+
+
 def register(provider: KernelProvider) -> None:
     for op in UNARY:
-        provider.add(op, _unary_kernel(op))
+        provider.add(op, _unary_kernel(op), EVERY_DTYPE if op in COMPLEX_UNARY else None)
     for op in BINARY:
-        provider.add(op, _binary_kernel(op))
-    provider.add("where", where)
+        provider.add(op, _binary_kernel(op), EVERY_DTYPE if op in COMPLEX_BINARY else None)
+    provider.add("where", where, EVERY_DTYPE)
+    for op, fn in (("real", np.real), ("imag", np.imag), ("conj", np.conj), ("angle", np.angle)):
+        provider.add(op, _part(fn), COMPLEX_DTYPES)
