@@ -3,7 +3,8 @@
 Kernel conventions:
 
 - ``copy``: ``kernel(src, out)``: same shape; converts ``src.dtype`` to ``out.dtype``
-  (float to int truncates toward zero; anything to bool is ``!= 0``).
+  (float to int truncates toward zero; anything to bool is ``!= 0``; real to complex
+  sets the imaginary part to 0). A cast is dispatched on both dtypes, (src, out).
 - ``fill``: ``kernel(out, value)``: a Python scalar already checked to fit ``out.dtype``.
 """
 
@@ -35,8 +36,14 @@ def astype(
         return x
     check_cast("astype", x.dtype, target)
     out = empty(x.shape, target, x.device)
-    kernel_on("copy", x.device, (x.dtype,), backend)(x, out)
+    kernel_on("copy", x.device, _copy_dtypes(x.dtype, target), backend)(x, out)
     return out
+
+
+def _copy_dtypes(src: dt.DataType, dst: dt.DataType) -> tuple[dt.DataType, ...]:
+    """The dtypes a cast's copy kernel is chosen by: both ends, so a provider that lacks
+    either (complex, say) is passed over rather than handed data it cannot convert."""
+    return (src,) if src is dst else (src, dst)
 
 
 def check_cast(op: str, src: dt.DataType, dst: dt.DataType) -> None:
@@ -81,7 +88,8 @@ def assign(target: GPUArray, value: Any, backend: str | None = None) -> None:
     if _may_overlap(src, target):
         src = copy(src, backend=backend)  # the kernel may read what it already wrote
     if target.size:
-        kernel_on("copy", target.device, (src.dtype,), backend)(src.broadcast_to(shape), target)
+        dtypes = _copy_dtypes(src.dtype, target.dtype)
+        kernel_on("copy", target.device, dtypes, backend)(src.broadcast_to(shape), target)
 
 
 def _may_overlap(a: GPUArray, b: GPUArray) -> bool:
