@@ -122,6 +122,20 @@ class GPUArray:
         return _views.is_c_contiguous(self._shape, self._strides, self._dtype.itemsize)
 
     @property
+    def real(self) -> GPUArray:
+        """The real parts (a copy, float32 for complex64); see ``pygpukit.real``."""
+        return _ops.real(self)
+
+    @property
+    def imag(self) -> GPUArray:
+        """The imaginary parts (a copy); zeros for a real array."""
+        return _ops.imag(self)
+
+    def conj(self) -> GPUArray:
+        """The complex conjugate (a copy of a real array)."""
+        return _ops.conj(self)
+
+    @property
     def T(self) -> GPUArray:
         if self.ndim != 2:
             raise ValueError(f".T wants a 2-D array, got {self.ndim}-D; use .mT or permute_dims")
