@@ -32,14 +32,33 @@ def _gelu(x: np.ndarray, approximate: str = "none") -> np.ndarray:
     return (0.5 * x * (1 + erf)).astype(x.dtype)
 
 
+def _expm1(x: np.ndarray) -> np.ndarray:
+    if x.dtype.kind != "c":
+        return np.expm1(x)
+    # NumPy's complex expm1 gets infinite parts wrong (inf + 0j gives inf + nanj);
+    # exp(x) - 1 has the standard's special values there and loses nothing
+    return np.where(np.isfinite(x), np.expm1(x), np.exp(x) - 1)
+
+
+def _tanh(x: np.ndarray) -> np.ndarray:
+    if x.dtype.kind != "c":
+        return np.tanh(x)
+    # the standard: tanh(+-inf + bj) = +-1 + 0j with the sign of b, for finite b
+    edge = np.isinf(x.real) & np.isfinite(x.imag)
+    limit = np.empty_like(x)  # parts set apart: complex arithmetic would lose -0.0
+    limit.real = np.sign(x.real)
+    limit.imag = np.copysign(0.0, x.imag)
+    return np.where(edge, limit, np.tanh(x))
+
+
 UNARY_IMPL: dict[str, Callable[..., Any]] = {
     "abs": np.abs, "negative": np.negative, "positive": np.positive, "square": np.square,
     "sign": np.sign, "ceil": np.ceil, "floor": np.floor, "trunc": np.trunc, "round": np.rint,
     "relu": lambda x: np.maximum(x, x.dtype.type(0)),
-    "sqrt": np.sqrt, "rsqrt": lambda x: 1 / np.sqrt(x), "exp": np.exp, "expm1": np.expm1,
+    "sqrt": np.sqrt, "rsqrt": lambda x: 1 / np.sqrt(x), "exp": np.exp, "expm1": _expm1,
     "log": np.log, "log1p": np.log1p, "log2": np.log2, "log10": np.log10,
     "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos,
-    "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh,
+    "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh, "tanh": _tanh,
     "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh,
     "sigmoid": _sigmoid, "silu": lambda x: x * _sigmoid(x), "gelu": _gelu,
     "isfinite": np.isfinite, "isinf": np.isinf, "isnan": np.isnan, "signbit": np.signbit,
