@@ -209,6 +209,8 @@ def test_special_values_follow_the_standard() -> None:
     assert got[0] == complex(inf, 0) and got[1] == -1 and got[2] == -1
     assert np.isnan(got[3].real) and got[3].imag == 0
     assert abs(got[4] - (1e-9 + 1.000000001e-9j)) < 1e-24  # still accurate near 0
+    zero = gp.expm1(gp.asarray(np.array([complex(-0.0, 0.0)]))).to_numpy()[0]
+    assert np.copysign(1, zero.real) == 1 and zero == 0  # +0 + 0j, as exp(x) - 1 gives
     t = gp.tanh(gp.asarray(np.array([complex(inf, 1e5), complex(-inf, -2)]))).to_numpy()
     assert (t[0].real, np.copysign(1, t[0].imag)) == (1.0, 1.0)
     assert (t[1].real, np.copysign(1, t[1].imag)) == (-1.0, -1.0)

@@ -37,7 +37,9 @@ def _expm1(x: np.ndarray) -> np.ndarray:
         return np.expm1(x)
     # NumPy's complex expm1 gets infinite parts wrong (inf + 0j gives inf + nanj);
     # exp(x) - 1 has the standard's special values there and loses nothing
-    return np.where(np.isfinite(x), np.expm1(x), np.exp(x) - 1)
+    out = np.where(np.isfinite(x), np.expm1(x), np.exp(x) - 1)
+    out.real[x == 0] = 0.0  # expm1(-0 + 0j) is +0 + 0j, as exp(x) - 1 gives
+    return out
 
 
 def _tanh(x: np.ndarray) -> np.ndarray:
