@@ -158,9 +158,9 @@ def _run(op: str, x: GPUArray, out_shape: tuple[int, ...], out_dtype: dt.DataTyp
 
 
 # -- complex to complex --------------------------------------------------------------------
-def _c2c(fn: str, x: Any, sizes: list[int | None], axes: tuple[int, ...], norm: str,
+def _c2c(fn: str, z: GPUArray, sizes: list[int | None], axes: tuple[int, ...], norm: str,
          forward: bool, backend: str | None) -> GPUArray:  # fmt: skip
-    z = x  # already checked and complex
+    """The complex transform of the checked, complex `z` (`sizes`: None keeps a length)."""
     lengths = {a: (z.shape[a] if n is None else n) for a, n in zip(axes, sizes, strict=True)}
     for a, n in lengths.items():
         if n < 1:
