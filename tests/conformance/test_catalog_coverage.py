@@ -15,7 +15,7 @@ NO_DIRECT = {"nonzero", "unique", "mask_select", "mask_assign", "scatter", "rope
              "bias_add_inplace"}  # fmt: skip
 SPECS = catalog()
 NEW_FAMILIES = {"reduction", "searching", "sorting", "sets", "manipulation", "indexing", "linalg",
-                "nn"}  # fmt: skip
+                "nn", "complex", "fft"}  # fmt: skip
 
 
 def test_every_cpu_kernel_has_a_spec() -> None:

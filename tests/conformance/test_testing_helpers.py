@@ -115,9 +115,18 @@ def test_shapes_and_dtypes_respect_bounds(data: Any) -> None:
 
 def test_bad_strategy_arguments_raise() -> None:
     with pytest.raises(ValueError, match="dtype kind"):
-        gpt.dtypes("complex")
+        gpt.dtypes("quaternion")
     with pytest.raises(ValueError, match="min_dims"):
         gpt.shapes(min_dims=3, max_dims=1)
+
+
+@settings(max_examples=10, deadline=None)
+@given(d=gpt.dtypes("complex"), x=gpt.arrays("complex128", (3, 4), (-1.0, 1.0)))
+def test_complex_strategies(d: gp.DataType, x: gp.GPUArray) -> None:
+    assert d in (gp.complex64, gp.complex128)
+    host = x.to_numpy()
+    assert x.dtype is gp.complex128 and np.all(np.abs(host.real) <= 1)
+    assert np.any(host.imag != 0)  # both parts are drawn
 
 
 def test_fixtures_backend_and_device(backend: str, device: gp.Device) -> None:

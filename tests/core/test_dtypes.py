@@ -33,7 +33,7 @@ def test_kinds() -> None:
     assert gp.bool_ not in dt.NUMERIC_DTYPES
 
 
-@pytest.mark.parametrize("bad", ["f4x", "complex64", None, np.uint64, object])
+@pytest.mark.parametrize("bad", ["f4x", "complex256", None, np.uint64, np.clongdouble, object])
 def test_unknown_dtypes_raise(bad: object) -> None:
     with pytest.raises(TypeError):
         dt.as_dtype(bad)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import config, memory, plugins
+from . import config, fft, memory, plugins
 from ._array import GPUArray
 from ._device import Buffer, Device, DeviceBackend
 from ._dispatch import DispatchError, Explanation
@@ -18,6 +18,8 @@ from ._dtypes import (
     DataType,
     bfloat16,
     bool_,
+    complex64,
+    complex128,
     float8_e4m3fn,
     float8_e5m2,
     float16,

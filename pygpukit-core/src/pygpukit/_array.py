@@ -122,6 +122,20 @@ class GPUArray:
         return _views.is_c_contiguous(self._shape, self._strides, self._dtype.itemsize)
 
     @property
+    def real(self) -> GPUArray:
+        """The real parts (a copy, float32 for complex64); see ``pygpukit.real``."""
+        return _ops.real(self)
+
+    @property
+    def imag(self) -> GPUArray:
+        """The imaginary parts (a copy); zeros for a real array."""
+        return _ops.imag(self)
+
+    def conj(self) -> GPUArray:
+        """The complex conjugate (a copy of a real array)."""
+        return _ops.conj(self)
+
+    @property
     def T(self) -> GPUArray:
         if self.ndim != 2:
             raise ValueError(f".T wants a 2-D array, got {self.ndim}-D; use .mT or permute_dims")
@@ -273,7 +287,7 @@ class GPUArray:
             raise AttributeError(f"arrays on {self._device} have no __cuda_array_interface__")
         return hook(self)
 
-    def item(self) -> bool | int | float:
+    def item(self) -> bool | int | float | complex:
         if self.size != 1:
             raise ValueError(
                 f"only one-element arrays convert to a Python scalar, got size {self.size}"
@@ -287,10 +301,17 @@ class GPUArray:
         return bool(self.item())
 
     def __int__(self) -> int:
-        return int(self.item())
+        if self._dtype.is_complex:
+            raise TypeError(f"cannot convert a {self._dtype.name} array to int")
+        return int(self.item())  # type: ignore[arg-type]
 
     def __float__(self) -> float:
-        return float(self.item())
+        if self._dtype.is_complex:
+            raise TypeError(f"cannot convert a {self._dtype.name} array to float; use complex()")
+        return float(self.item())  # type: ignore[arg-type]
+
+    def __complex__(self) -> complex:
+        return complex(self.item())
 
     def __index__(self) -> int:
         if not self._dtype.is_integer:

@@ -20,13 +20,14 @@ KDL_CPU, KDL_CUDA, KDL_CUDA_HOST, KDL_CUDA_MANAGED = 1, 2, 3, 13
 DEVICE_TYPES = {"cpu": KDL_CPU, "cuda": KDL_CUDA}
 FLAG_READ_ONLY, FLAG_IS_COPIED = 1, 2
 
-_INT, _UINT, _FLOAT, _BFLOAT, _BOOL = 0, 1, 2, 4, 6
+_INT, _UINT, _FLOAT, _BFLOAT, _COMPLEX, _BOOL = 0, 1, 2, 4, 5, 6
 _F8_E4M3FN, _F8_E5M2 = 10, 12  # DLPack 1.1 codes
 _CODES: dict[str, tuple[int, int]] = {
     "bool": (_BOOL, 8), "int8": (_INT, 8), "int16": (_INT, 16), "int32": (_INT, 32),
     "int64": (_INT, 64), "uint8": (_UINT, 8), "float16": (_FLOAT, 16),
     "float32": (_FLOAT, 32), "float64": (_FLOAT, 64), "bfloat16": (_BFLOAT, 16),
     "float8_e4m3fn": (_F8_E4M3FN, 8), "float8_e5m2": (_F8_E5M2, 8),
+    "complex64": (_COMPLEX, 64), "complex128": (_COMPLEX, 128),
 }  # fmt: skip
 _DTYPES = {v: dt.as_dtype(k) for k, v in _CODES.items()}
 

@@ -17,7 +17,8 @@ class DataType:
 
     __slots__ = ("_np", "itemsize", "kind", "name")
 
-    #: kind codes: "b" bool, "i" signed int, "u" unsigned int, "f" real floating
+    #: kind codes: "b" bool, "i" signed int, "u" unsigned int, "f" real floating,
+    #: "c" complex floating
     name: str
     itemsize: int
     kind: str
@@ -56,6 +57,15 @@ class DataType:
     @property
     def is_floating(self) -> bool:
         return self.kind == "f"
+
+    @property
+    def is_complex(self) -> bool:
+        return self.kind == "c"
+
+    @property
+    def is_inexact(self) -> bool:
+        """Real or complex floating (the dtypes true division and exp keep)."""
+        return self.kind in "fc"
 
     @property
     def is_integer(self) -> bool:
@@ -103,22 +113,30 @@ float32 = DataType("float32", np.float32, "f")
 float64 = DataType("float64", np.float64, "f")
 float8_e4m3fn = DataType("float8_e4m3fn", ml_dtypes.float8_e4m3fn, "f")
 float8_e5m2 = DataType("float8_e5m2", ml_dtypes.float8_e5m2, "f")
+complex64 = DataType("complex64", np.complex64, "c")
+complex128 = DataType("complex128", np.complex128, "c")
 
+#: Every real dtype. Complex dtypes are kept apart (COMPLEX_DTYPES): providers that build
+#: tables from this tuple then never meet a dtype they have no entry for.
 ALL_DTYPES: Final[tuple[DataType, ...]] = (
     bool_, int8, uint8, int16, int32, int64,
     float16, bfloat16, float32, float64, float8_e4m3fn, float8_e5m2,
 )  # fmt: skip
-#: Types arithmetic is defined on; float8 types are storage-and-cast only.
+COMPLEX_DTYPES: Final = (complex64, complex128)
+#: Every dtype PyGPUkit has, real and complex.
+EVERY_DTYPE: Final = (*ALL_DTYPES, *COMPLEX_DTYPES)
+#: Real types arithmetic is defined on; float8 types are storage-and-cast only.
 NUMERIC_DTYPES: Final = tuple(d for d in ALL_DTYPES if d.kind != "b" and not d.is_float8)
 INTEGER_DTYPES: Final = tuple(d for d in ALL_DTYPES if d.is_integer)
 FLOAT_DTYPES: Final = tuple(d for d in ALL_DTYPES if d.is_floating and not d.is_float8)
 
-_BY_NAME: Final = {d.name: d for d in ALL_DTYPES}
-_BY_NUMPY: Final = {d.to_numpy_dtype(): d for d in ALL_DTYPES}
+_BY_NAME: Final = {d.name: d for d in EVERY_DTYPE}
+_BY_NUMPY: Final = {d.to_numpy_dtype(): d for d in EVERY_DTYPE}
 _ALIASES: Final = {"bool_": bool_, "bf16": bfloat16, "fp16": float16, "half": float16,
                    "float": float32, "fp32": float32, "double": float64}  # fmt: skip
 
 DEFAULT_FLOAT: Final = float32
+DEFAULT_COMPLEX: Final = complex64
 DEFAULT_INT: Final = int64
 INDEX_DTYPE: Final = int64
 
@@ -137,4 +155,20 @@ def as_dtype(dtype: Any) -> DataType:
         return DEFAULT_INT
     if dtype is float:
         return DEFAULT_FLOAT
+    if dtype is complex:
+        return DEFAULT_COMPLEX
     return DataType.from_numpy_dtype(dtype)
+
+
+def complex_of(dtype: DataType) -> DataType:
+    """The complex dtype with `dtype`'s precision: complex128 for float64, else complex64."""
+    if dtype.is_complex:
+        return dtype
+    return complex128 if dtype is float64 else complex64
+
+
+def real_of(dtype: DataType) -> DataType:
+    """The real dtype of a complex dtype's parts (float32/float64); real dtypes unchanged."""
+    if dtype is complex64:
+        return float32
+    return float64 if dtype is complex128 else dtype

@@ -33,12 +33,12 @@ class Info:
             found.extend(backend.devices())
         return found
 
-    def default_dtypes(self, *, device: Any = None) -> dict[str, DataType | None]:
-        """The default dtypes (the same on every device); there is no complex type."""
+    def default_dtypes(self, *, device: Any = None) -> dict[str, DataType]:
+        """The default dtypes (the same on every device)."""
         self._check_device(device)
         return {
             "real floating": dt.DEFAULT_FLOAT,
-            "complex floating": None,
+            "complex floating": dt.DEFAULT_COMPLEX,
             "integral": dt.DEFAULT_INT,
             "indexing": dt.INDEX_DTYPE,
         }
@@ -50,7 +50,7 @@ class Info:
         from ._ops.utility import isdtype
 
         self._check_device(device)
-        return {d.name: d for d in dt.ALL_DTYPES if kind is None or isdtype(d, kind)}
+        return {d.name: d for d in dt.EVERY_DTYPE if kind is None or isdtype(d, kind)}
 
     def _check_device(self, device: Any) -> None:
         if device is not None:

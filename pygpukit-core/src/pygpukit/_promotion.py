@@ -2,8 +2,11 @@
 
 Within a kind (bool, signed, unsigned, floating) the standard's lattice applies. Across
 kinds the standard leaves the result open; PyGPUkit follows PyTorch and JAX: bool joins
-any type, and integer with floating gives the floating type. Python scalars are weak:
-they take the array's dtype when their kind fits (bool < int < float).
+any type, and integer with floating gives the floating type. Real with complex floating
+gives the complex type of the larger precision (float64 + complex64 -> complex128), as
+the standard's 2024.12 table says. Python scalars are weak: they take the array's dtype
+when their kind fits (bool < int < float < complex); a Python complex next to a real
+array gives the complex type of the array's precision.
 """
 
 from __future__ import annotations
@@ -42,6 +45,10 @@ def _promote(a: DataType, b: DataType) -> DataType:
         return b
     if b.kind == "b":
         return a
+    if a.is_complex or b.is_complex:
+        parts = [dt.real_of(d) for d in (a, b) if d.is_inexact]
+        wide = parts[0] if len(parts) == 1 else _promote(parts[0], parts[1])
+        return dt.complex_of(wide)
     if a.is_floating or b.is_floating:
         if not (a.is_floating and b.is_floating):
             return a if a.is_floating else b
@@ -59,7 +66,7 @@ def _promote(a: DataType, b: DataType) -> DataType:
     return wider
 
 
-def result_type_with_scalar(a: DataType, scalar: bool | int | float) -> DataType:
+def result_type_with_scalar(a: DataType, scalar: bool | int | float | complex) -> DataType:
     """The result dtype of an op on an array of dtype `a` and a weak Python scalar."""
     _check_arithmetic(a)
     if isinstance(scalar, bool):
@@ -71,8 +78,12 @@ def result_type_with_scalar(a: DataType, scalar: bool | int | float) -> DataType
             check_int_fits(scalar, a)
         return a
     if isinstance(scalar, float):
-        return a if a.is_floating else dt.DEFAULT_FLOAT
-    raise TypeError(f"unsupported scalar type {type(scalar).__name__}: use bool, int or float")
+        return a if a.is_inexact else dt.DEFAULT_FLOAT
+    if isinstance(scalar, complex):
+        return dt.complex_of(a) if a.is_inexact else dt.DEFAULT_COMPLEX
+    raise TypeError(
+        f"unsupported scalar type {type(scalar).__name__}: use bool, int, float or complex"
+    )
 
 
 def check_int_fits(value: int, dtype: DataType) -> None:
@@ -88,9 +99,9 @@ def check_int_fits(value: int, dtype: DataType) -> None:
 def result_type(*operands: object) -> DataType:
     """`result_type` of the Array API: dtypes, arrays and Python scalars, in any order."""
     dtypes: list[DataType] = []
-    scalars: list[bool | int | float] = []
+    scalars: list[bool | int | float | complex] = []
     for x in operands:
-        if isinstance(x, (bool, int, float)) and not isinstance(x, DataType):
+        if isinstance(x, (bool, int, float, complex)) and not isinstance(x, DataType):
             scalars.append(x)
         elif hasattr(x, "dtype") and isinstance(x.dtype, DataType):
             dtypes.append(x.dtype)

@@ -18,7 +18,8 @@ class Kernel:
     op: str
     fn: Callable[..., Any]
     provider: str
-    #: input dtypes accepted; None accepts every dtype
+    #: input dtypes accepted; None accepts every real dtype (complex ones must be listed,
+    #: so a provider written without complex in mind is never handed complex data)
     dtypes: frozenset[DataType] | None = None
     #: its launches pass a scheduler gate of their own (a native launch point), so the core
     #: does not wrap it in the Python one inside a task
@@ -27,6 +28,9 @@ class Kernel:
     def refusal(self, dtypes: tuple[DataType, ...]) -> str | None:
         """Why this kernel cannot take inputs of `dtypes`, or None if it can."""
         if self.dtypes is None:
+            complex_ = sorted({d.name for d in dtypes if d.is_complex})
+            if complex_:
+                return f"no kernel for dtype {', '.join(complex_)} (declares real dtypes only)"
             return None
         missing = sorted({d.name for d in dtypes if d not in self.dtypes})
         return f"no kernel for dtype {', '.join(missing)}" if missing else None
@@ -64,7 +68,11 @@ class KernelProvider:
         self.kernels: dict[str, Kernel] = {}
 
     def add(self, op: str, fn: Callable[..., Any], dtypes: Iterable[Any] | None = None) -> None:
-        """Register `fn` as this provider's kernel for `op`."""
+        """Register `fn` as this provider's kernel for `op`.
+
+        `dtypes` lists the input dtypes it accepts; None means every real dtype. Complex
+        dtypes are served only by kernels that list them.
+        """
         accepted = None if dtypes is None else frozenset(as_dtype(d) for d in dtypes)
         self.kernels[op] = Kernel(op, fn, self.name, accepted, self.gates_launches)
 

@@ -47,8 +47,10 @@ def pygpukit_register_kernels(register: Callable[[KernelProvider], None]) -> Non
     Call ``register(provider)`` with a :class:`pygpukit.KernelProvider`: a named set of
     kernels for one device type, each declaring the op it implements and the dtypes it
     accepts. The dispatcher picks, per (op, dtypes, device), the first provider in the
-    user's priority order that has the op for those dtypes. Provider names are what users
-    write in ``PYGPUKIT_BACKEND`` and ``gp.config.use(backend=...)``; they must be unique.
+    user's priority order that has the op for those dtypes (a kernel that lists no dtypes
+    takes the real ones: complex dtypes are served only where listed). Provider names are
+    what users write in ``PYGPUKIT_BACKEND`` and ``gp.config.use(backend=...)``; they must
+    be unique.
     """
 
 

@@ -30,7 +30,7 @@ def test_default_dtypes() -> None:
     info = gp.__array_namespace_info__()
     want = {
         "real floating": gp.float32,
-        "complex floating": None,
+        "complex floating": gp.complex64,
         "integral": gp.int64,
         "indexing": gp.int64,
     }
@@ -38,6 +38,7 @@ def test_default_dtypes() -> None:
     assert info.default_dtypes(device="cpu") == want
     assert gp.zeros((1,)).dtype is want["real floating"]
     assert gp.arange(3).dtype is want["integral"]
+    assert gp.asarray([1j]).dtype is want["complex floating"]
 
 
 @pytest.mark.parametrize(
@@ -49,7 +50,7 @@ def test_default_dtypes() -> None:
         ("integral", {"int8", "int16", "int32", "int64", "uint8"}),
         ("real floating",
          {"float16", "bfloat16", "float32", "float64", "float8_e4m3fn", "float8_e5m2"}),
-        ("complex floating", set()),
+        ("complex floating", {"complex64", "complex128"}),
         (("bool", "unsigned integer"), {"bool", "uint8"}),
     ],
 )  # fmt: skip
@@ -62,7 +63,7 @@ def test_dtypes_by_kind(kind: str | tuple[str, ...], names: set[str]) -> None:
 
 def test_dtypes_all_and_errors() -> None:
     info = gp.__array_namespace_info__()
-    assert list(info.dtypes()) == [d.name for d in dt.ALL_DTYPES]
+    assert list(info.dtypes()) == [d.name for d in dt.EVERY_DTYPE]
     assert info.dtypes(device="cpu") == info.dtypes()
     with pytest.raises(ValueError, match="unknown kind 'float'"):
         info.dtypes(kind="float")

@@ -4,6 +4,7 @@ Each family lives in its own module and lists its public names in ``__all__``.
 """
 
 from .aliases import *
+from .complex_parts import *
 from .copying import assign, astype, copy, fill, getitem_advanced, inplace, setitem_advanced
 from .creation import (
     arange,

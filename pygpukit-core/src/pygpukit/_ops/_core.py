@@ -13,23 +13,25 @@ from .._dispatch import kernel_for
 from .._dtypes import DataType
 from .._placement import resolve_device
 
-Scalar = bool | int | float
+Scalar = bool | int | float | complex
 
 
 def scalar_or_array(x: Any, name: str) -> GPUArray | Scalar:
     """Accept a GPUArray or a Python/NumPy scalar; refuse host arrays (no hidden copies)."""
     if isinstance(x, GPUArray):
         return x
-    if isinstance(x, (bool, int, float)):
+    if isinstance(x, (bool, int, float, complex)):
         return x
-    if isinstance(x, np.generic) and x.dtype.kind in "biuf":
+    if isinstance(x, np.generic) and x.dtype.kind in "biufc":
         return x.item()
     if isinstance(x, (np.ndarray, list, tuple)):
         raise TypeError(
             f"{name} is a host {type(x).__name__}: convert it with pygpukit.asarray() first "
             "(PyGPUkit never copies host data to the device behind your back)"
         )
-    raise TypeError(f"{name} must be a GPUArray or a bool/int/float, not {type(x).__name__}")
+    raise TypeError(
+        f"{name} must be a GPUArray or a bool/int/float/complex, not {type(x).__name__}"
+    )
 
 
 def device_of(*xs: Any) -> Device:

@@ -14,14 +14,24 @@ from ._core import empty, kernel_on
 Axis = int | Sequence[int] | None
 
 
-def check_array(op: str, x: Any, *, allow_bool: bool = True, name: str = "x") -> GPUArray:
-    """`x` itself if `op` accepts it; TypeError naming the argument or its dtype if not."""
+def check_array(
+    op: str, x: Any, *, allow_bool: bool = True, allow_complex: bool = False, name: str = "x"
+) -> GPUArray:
+    """`x` itself if `op` accepts it; TypeError naming the argument or its dtype if not.
+
+    Complex arrays are refused unless `allow_complex`: ops that order elements (max,
+    sort, argmax, ...) are not defined for them."""
     if not isinstance(x, GPUArray):
         raise TypeError(f"{op}: {name} must be a GPUArray, got {type(x).__name__}")
     if x.dtype.is_float8:
         raise TypeError(
             f"{op} does not accept {x.dtype.name} ({name} is a storage-only type); "
             "cast it with .astype(float32) first"
+        )
+    if x.dtype.is_complex and not allow_complex:
+        raise TypeError(
+            f"{op} is not defined for complex dtypes ({name} is {x.dtype.name}): complex "
+            "numbers have no order; take gp.real(x), gp.imag(x) or gp.abs(x) first"
         )
     if not allow_bool and x.dtype.kind == "b":
         raise TypeError(f"{op} wants a numeric {name}, got bool; cast with .astype() first")

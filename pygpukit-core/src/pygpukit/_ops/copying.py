@@ -3,7 +3,8 @@
 Kernel conventions:
 
 - ``copy``: ``kernel(src, out)``: same shape; converts ``src.dtype`` to ``out.dtype``
-  (float to int truncates toward zero; anything to bool is ``!= 0``).
+  (float to int truncates toward zero; anything to bool is ``!= 0``; real to complex
+  sets the imaginary part to 0). A cast is dispatched on both dtypes, (src, out).
 - ``fill``: ``kernel(out, value)``: a Python scalar already checked to fit ``out.dtype``.
 """
 
@@ -33,12 +34,32 @@ def astype(
     target = dt.as_dtype(dtype)
     if target is x.dtype and not copy:
         return x
+    check_cast("astype", x.dtype, target)
     out = empty(x.shape, target, x.device)
-    kernel_on("copy", x.device, (x.dtype,), backend)(x, out)
+    kernel_on("copy", x.device, _copy_dtypes(x.dtype, target), backend)(x, out)
     return out
 
 
-def fill(out: GPUArray, value: bool | int | float, backend: str | None = None) -> None:
+def _copy_dtypes(src: dt.DataType, dst: dt.DataType) -> tuple[dt.DataType, ...]:
+    """The dtypes a cast's copy kernel is chosen by: both ends, so a provider that lacks
+    either (complex, say) is passed over rather than handed data it cannot convert."""
+    return (src,) if src is dst else (src, dst)
+
+
+def check_cast(op: str, src: dt.DataType, dst: dt.DataType) -> None:
+    """TypeError for a complex -> real cast, which the Array API does not permit (-> bool,
+    meaning != 0, is allowed)."""
+    if src.is_complex and not dst.is_complex and dst.kind != "b":
+        raise TypeError(
+            f"{op}: cannot cast {src.name} to {dst.name}: complex to real casts are not "
+            "permitted (they would drop the imaginary part); take gp.real(x), gp.imag(x) "
+            "or gp.abs(x) first"
+        )
+
+
+def fill(out: GPUArray, value: bool | int | float | complex, backend: str | None = None) -> None:
+    if isinstance(value, complex) and not out.dtype.is_complex:
+        raise TypeError(f"cannot store the complex value {value} in a {out.dtype.name} array")
     if out.dtype.is_integer and isinstance(value, int) and not isinstance(value, bool):
         check_int_fits(value, out.dtype)
     if out.dtype.is_integer and isinstance(value, float):
@@ -60,13 +81,15 @@ def assign(target: GPUArray, value: Any, backend: str | None = None) -> None:
             f"cannot assign an array on {src.device} into one on {target.device}; "
             "move it with .to_device() first"
         )
+    check_cast("assignment", src.dtype, target.dtype)
     shape = broadcast_shapes(src.shape, target.shape)
     if shape != target.shape:
         raise ValueError(f"cannot assign an array of shape {src.shape} into shape {target.shape}")
     if _may_overlap(src, target):
         src = copy(src, backend=backend)  # the kernel may read what it already wrote
     if target.size:
-        kernel_on("copy", target.device, (src.dtype,), backend)(src.broadcast_to(shape), target)
+        dtypes = _copy_dtypes(src.dtype, target.dtype)
+        kernel_on("copy", target.device, dtypes, backend)(src.broadcast_to(shape), target)
 
 
 def _may_overlap(a: GPUArray, b: GPUArray) -> bool:

@@ -32,19 +32,19 @@ def empty(shape: Any, *, dtype: Any = None, device: Device | str | None = None) 
     return _empty(normalize_shape(shape), _dtype_or(dtype, dt.DEFAULT_FLOAT), target_device(device))
 
 
-def _fill_scalar(value: Any) -> bool | int | float:
+def _fill_scalar(value: Any) -> bool | int | float | complex:
     # NumPy scalars are accepted as their Python value; anything else is refused before
     # a kernel sees it (a string would otherwise fail inside the kernel).
-    if isinstance(value, (bool, int, float)):
+    if isinstance(value, (bool, int, float, complex)):
         return value
-    if isinstance(value, np.generic) and value.dtype.kind in "biuf":
+    if isinstance(value, np.generic) and value.dtype.kind in "biufc":
         return value.item()
-    raise TypeError(f"fill_value must be a bool, int or float, not {type(value).__name__}")
+    raise TypeError(f"fill_value must be a bool, int, float or complex, not {type(value).__name__}")
 
 
 def full(
     shape: Any,
-    fill_value: bool | int | float,
+    fill_value: bool | int | float | complex,
     *,
     dtype: Any = None,
     device: Device | str | None = None,
@@ -96,7 +96,7 @@ def empty_like(x: GPUArray, /, *, dtype: Any = None, device: Any = None) -> GPUA
 def full_like(
     x: GPUArray,
     /,
-    fill_value: bool | int | float,
+    fill_value: bool | int | float | complex,
     *,
     dtype: Any = None,
     device: Any = None,
@@ -160,9 +160,16 @@ def asarray(
         target = dt.as_dtype(dtype)
         if target.is_integer and host.dtype.kind == "f":
             raise TypeError(f"asarray: refusing to truncate floats to {target.name} silently")
+        if host.dtype.kind == "c" and not target.is_complex:
+            raise TypeError(
+                f"asarray: cannot convert complex data to {target.name} (it would drop the "
+                "imaginary part)"
+            )
         host = host.astype(target.to_numpy_dtype())
     elif not isinstance(obj, np.ndarray) and host.dtype == np.float64:
         host = host.astype(np.float32)  # Python floats take the default float dtype
+    elif not isinstance(obj, np.ndarray) and host.dtype == np.complex128:
+        host = host.astype(np.complex64)  # and Python complex numbers the default complex
     elif host.dtype.kind in "OUS":
         raise TypeError(f"asarray: cannot make an array from {type(obj).__name__} {obj!r:.60}")
     return GPUArray.from_numpy(host, target_device(device))
@@ -190,6 +197,8 @@ def arange(
         raise ValueError("arange: step must not be zero")
     is_int = all(isinstance(v, int) for v in (start, stop, step))
     out_dtype = _dtype_or(dtype, dt.DEFAULT_INT if is_int else dt.DEFAULT_FLOAT)
+    if out_dtype.is_complex:
+        raise TypeError(f"arange: dtype must be a real dtype, got {out_dtype.name}")
     # integer arithmetic for ints: float division miscounts beyond 2**53
     n = int(max(0, -((start - stop) // step) if is_int else math.ceil((stop - start) / step)))
     if n and out_dtype.is_integer:
@@ -202,8 +211,8 @@ def arange(
 
 
 def linspace(
-    start: int | float,
-    stop: int | float,
+    start: int | float | complex,
+    stop: int | float | complex,
     /,
     num: int,
     *,
@@ -216,7 +225,11 @@ def linspace(
     num = operator.index(num)
     if num < 0:
         raise ValueError(f"linspace: num must be >= 0, got {num}")
-    out = _empty((num,), _dtype_or(dtype, dt.DEFAULT_FLOAT), target_device(device))
+    is_complex = isinstance(start, complex) or isinstance(stop, complex)
+    default = dt.DEFAULT_COMPLEX if is_complex else dt.DEFAULT_FLOAT
+    out = _empty((num,), _dtype_or(dtype, default), target_device(device))
+    if is_complex and not out.dtype.is_complex:
+        raise TypeError(f"linspace: complex start/stop need a complex dtype, got {out.dtype}")
     if num:
         div = (num - 1) if endpoint else num
         step = (stop - start) / div if div else 0.0

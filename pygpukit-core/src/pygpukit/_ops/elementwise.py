@@ -99,20 +99,44 @@ BINARY: dict[str, tuple[str, str]] = {
 }
 
 
+#: the ops of the tables above that the Array API defines for complex inputs
+COMPLEX_UNARY = frozenset({
+    "abs", "negative", "positive", "square", "sign", "round", "sqrt", "exp", "expm1", "log",
+    "log1p", "log2", "log10", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh",
+    "tanh", "asinh", "acosh", "atanh", "isfinite", "isinf", "isnan", "logical_not",
+})  # fmt: skip
+COMPLEX_BINARY = frozenset({
+    "add", "subtract", "multiply", "divide", "pow", "equal", "not_equal", "logical_and",
+    "logical_or", "logical_xor",
+})  # fmt: skip
+
+
 def _reject(op: str, dtype: dt.DataType, wants: str) -> TypeError:
     return TypeError(f"{op} wants {wants}, got {dtype.name}; cast with .astype() first")
+
+
+def _reject_complex(op: str, dtype: dt.DataType) -> TypeError:
+    return TypeError(
+        f"{op} is not defined for complex dtypes (got {dtype.name}): complex numbers have no "
+        "order; take gp.real(x), gp.imag(x) or gp.abs(x) first"
+    )
 
 
 def unary_out_dtype(op: str, dtype: dt.DataType) -> dt.DataType:
     rule = UNARY[op][0]
     if dtype.is_float8:
         raise _reject(op, dtype, "an arithmetic dtype (float8 is storage-only)")
+    if dtype.is_complex:
+        if op not in COMPLEX_UNARY:
+            raise _reject_complex(op, dtype)
+        if op == "abs":
+            return dt.real_of(dtype)  # |x| of a complex number is real
     if rule == "keep":
         if dtype.kind == "b":
             raise _reject(op, dtype, "a numeric dtype")
         return dtype
     if rule == "float":
-        return dtype if dtype.is_floating else dt.DEFAULT_FLOAT
+        return dtype if dtype.is_inexact else dt.DEFAULT_FLOAT
     if rule == "to_bool":
         if dtype.kind == "b":
             raise _reject(op, dtype, "a numeric dtype")
@@ -139,14 +163,16 @@ def binary_dtypes(op: str, x1: Any, x2: Any) -> tuple[dt.DataType, dt.DataType]:
     kinds = {x.dtype.kind for x in (x1, x2) if isinstance(x, GPUArray)}
     if rule in ("arith", "float", "compare") and "b" in kinds:
         raise _reject(op, dt.bool_, "numeric arrays")
+    if compute.is_complex and op not in COMPLEX_BINARY:
+        raise _reject_complex(op, compute)
     if rule == "arith":
         return compute, compute
     if rule == "float":
-        out = compute if compute.is_floating else dt.DEFAULT_FLOAT
+        out = compute if compute.is_inexact else dt.DEFAULT_FLOAT
         return out, out
     if rule in ("compare", "compare_any", "logical"):
         return compute, dt.bool_
-    if compute.is_floating or (rule == "shift" and compute.kind == "b"):
+    if compute.is_inexact or (rule == "shift" and compute.kind == "b"):
         raise _reject(
             op, compute, "integer" + (" or bool" if rule == "bitwise" else "") + " arrays"
         )
@@ -172,7 +198,7 @@ def apply_unary(op: str, x: Any, backend: str | None = None, **params: Any) -> G
 
 
 # Python scalar types that take the fast path as they are (NumPy scalars go the long way)
-_SCALAR_TYPES = (float, int, bool)
+_SCALAR_TYPES = (float, int, bool, complex)
 
 
 def _fast_binary(op: str, x1: Any, x2: Any, x: GPUArray, backend: str | None) -> GPUArray:

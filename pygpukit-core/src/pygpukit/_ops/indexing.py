@@ -287,7 +287,7 @@ def getitem_advanced(x: GPUArray, key: Any) -> GPUArray:
     return out
 
 
-def _value_of(x: GPUArray, value: Any) -> GPUArray | bool | int | float:
+def _value_of(x: GPUArray, value: Any) -> GPUArray | bool | int | float | complex:
     src = scalar_or_array(value, "value")
     if isinstance(src, GPUArray):
         device_of(x, src)
@@ -334,7 +334,7 @@ def setitem_advanced(x: GPUArray, key: Any, value: Any) -> None:
     fn(view, arrays, axes, _front_layout(values, axes[0], len(b), adjacent))
 
 
-def _check_scalar(x: GPUArray, value: bool | int | float) -> None:
+def _check_scalar(x: GPUArray, value: bool | int | float | complex) -> None:
     # reuse fill's checks (ints that do not fit, NaN into integers) on a 0-element view
     fill(x.expand_dims(0)[:0], value)
 

@@ -26,6 +26,7 @@ from .._array import GPUArray
 from .._dispatch import kernel_for
 from .._promotion import promote_types
 from ._core import check_numeric, device_of, empty, kernel_on, task_aware
+from .complex_parts import conj
 from .copying import astype
 
 __all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot"]
@@ -186,7 +187,8 @@ def tensordot(
 def vecdot(
     x1: GPUArray, x2: GPUArray, /, *, axis: int = -1, backend: str | None = None
 ) -> GPUArray:
-    """Dot product of vectors along `axis` (counted from the end), other axes broadcast."""
+    """Dot product of vectors along `axis` (counted from the end), other axes broadcast;
+    complex x1 is conjugated first, as the standard says."""
     a, b = _operands("vecdot", x1, x2)
     nd = min(a.ndim, b.ndim)
     try:
@@ -204,6 +206,8 @@ def vecdot(
             f"({a.shape[ax]} vs {b.shape[ax]})"
         )
     k = a.shape[ax]
+    if a.dtype.is_complex:  # the standard's vecdot is sum(conj(x1) * x2)
+        a = conj(a, backend=backend)
     # move the axis last, then contract (..., 1, K) @ (..., K, 1)
     a = _move_last(a, ax)
     b = _move_last(b, ax)

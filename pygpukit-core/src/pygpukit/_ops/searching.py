@@ -82,7 +82,7 @@ def count_nonzero(
     x: GPUArray, /, *, axis: Axis = None, keepdims: bool = False, backend: str | None = None
 ) -> GPUArray:
     """int64 count of the nonzero (true) elements over `axis`."""
-    check_array("count_nonzero", x)
+    check_array("count_nonzero", x, allow_complex=True)
     axes = reduction_axes(x, axis)
     keepdims = check_keepdims("count_nonzero", keepdims)
     return reduce_into("count_nonzero", x, axes, keepdims, dt.INDEX_DTYPE, backend)
@@ -90,7 +90,7 @@ def count_nonzero(
 
 def nonzero(x: GPUArray, /, *, backend: str | None = None) -> tuple[GPUArray, ...]:
     """int64 indices of the nonzero elements, one array per axis, in C order."""
-    check_array("nonzero", x)
+    check_array("nonzero", x, allow_complex=True)
     if x.ndim == 0:
         raise ValueError("nonzero does not accept 0-d arrays; use x[None] for a 1-D array")
     fn = kernel_on("nonzero", x.device, (x.dtype,), backend)

@@ -8,7 +8,8 @@ element of ``x`` flattened in C order; the core reshapes it to ``x.shape``.
 
 Semantics every backend follows:
 
-- ``values`` are sorted ascending, and ``x`` is flattened first (any shape works).
+- ``values`` are sorted ascending, and ``x`` is flattened first (any shape works);
+  complex values by real part, then imaginary part (NumPy's order).
 - NaN never equals NaN, so each NaN is its own unique value with count 1 (all at the
   end of ``values``), as the standard asks.
 - -0.0 and 0.0 are one value; ``values`` holds whichever of them occurs first in ``x``.
@@ -55,7 +56,7 @@ class UniqueInverseResult(NamedTuple):
 def _unique(
     op: str, x: Any, indices: bool, inverse: bool, counts: bool, backend: str | None
 ) -> tuple[Any, ...]:
-    check_array(op, x)
+    check_array(op, x, allow_complex=True)
     fn = kernel_on("unique", x.device, (x.dtype,), backend)
     values, first, inv, count = fn(x, indices, inverse, counts)
     if inv is not None:

@@ -20,6 +20,8 @@ Dtype rules (the Array API's, with the choices it leaves open):
 - ``mean``/``var``/``std``: floating inputs keep their dtype; bool and integer inputs are
   accepted and give float32 (the default float). A mean of no elements is NaN, and
   ``var``/``std`` are NaN where ``N - correction <= 0``.
+- complex inputs: ``sum``, ``prod``, ``mean``, the cumulative ops, ``all`` and ``any``
+  take them (keeping the dtype); ``max``, ``min``, ``var`` and ``std`` raise TypeError.
 - ``max``/``min`` keep the dtype (bool included, as in NumPy), propagate NaN and raise
   ValueError (naming the axis) when a reduced axis has length 0. ``all``/``any``
   give bool (NaN counts as true).
@@ -56,6 +58,11 @@ def accumulator_dtype(op: str, x: GPUArray, dtype: Any) -> dt.DataType:
         target = dt.as_dtype(dtype)
         if target.kind == "b" or target.is_float8:
             raise TypeError(f"{op}: dtype must be a numeric dtype, got {target.name}")
+        if x.dtype.is_complex and not target.is_complex:
+            raise TypeError(
+                f"{op}: cannot reduce {x.dtype.name} into {target.name} (complex to real "
+                "loses the imaginary part; the Array API forbids it)"
+            )
         return target
     if x.dtype.kind in "biu":
         return dt.DEFAULT_INT  # int64 holds every narrower int; uint8 included (no uint64)
@@ -63,7 +70,7 @@ def accumulator_dtype(op: str, x: GPUArray, dtype: Any) -> dt.DataType:
 
 
 def _mean_dtype(x: GPUArray) -> dt.DataType:
-    return x.dtype if x.dtype.is_floating else dt.DEFAULT_FLOAT
+    return x.dtype if x.dtype.is_inexact else dt.DEFAULT_FLOAT
 
 
 def _cast_first(x: GPUArray, target: dt.DataType) -> GPUArray:
@@ -85,7 +92,7 @@ def sum(
     backend: str | None = None,
 ) -> GPUArray:
     """Sum of the elements over `axis` (all axes when None)."""
-    check_array("sum", x)
+    check_array("sum", x, allow_complex=True)
     out_dtype = accumulator_dtype("sum", x, dtype)
     x = _cast_first(x, out_dtype)
     axes = reduction_axes(x, axis)
@@ -102,7 +109,7 @@ def prod(
     backend: str | None = None,
 ) -> GPUArray:
     """Product of the elements over `axis` (all axes when None)."""
-    check_array("prod", x)
+    check_array("prod", x, allow_complex=True)
     out_dtype = accumulator_dtype("prod", x, dtype)
     x = _cast_first(x, out_dtype)
     axes = reduction_axes(x, axis)
@@ -121,7 +128,7 @@ def mean(
     x: GPUArray, /, *, axis: Axis = None, keepdims: bool = False, backend: str | None = None
 ) -> GPUArray:
     """Arithmetic mean over `axis`; integer and bool inputs give float32."""
-    check_array("mean", x)
+    check_array("mean", x, allow_complex=True)
     axes = reduction_axes(x, axis)
     return reduce_into("mean", x, axes, check_keepdims("mean", keepdims), _mean_dtype(x), backend)
 
@@ -195,7 +202,7 @@ def all(
     x: GPUArray, /, *, axis: Axis = None, keepdims: bool = False, backend: str | None = None
 ) -> GPUArray:
     """Whether every element over `axis` is true (nonzero); True for no elements."""
-    check_array("all", x)
+    check_array("all", x, allow_complex=True)
     axes = reduction_axes(x, axis)
     return reduce_into("all", x, axes, check_keepdims("all", keepdims), dt.bool_, backend)
 
@@ -204,7 +211,7 @@ def any(
     x: GPUArray, /, *, axis: Axis = None, keepdims: bool = False, backend: str | None = None
 ) -> GPUArray:
     """Whether any element over `axis` is true (nonzero); False for no elements."""
-    check_array("any", x)
+    check_array("any", x, allow_complex=True)
     axes = reduction_axes(x, axis)
     return reduce_into("any", x, axes, check_keepdims("any", keepdims), dt.bool_, backend)
 
@@ -212,7 +219,7 @@ def any(
 def _cumulative(
     op: str, x: GPUArray, axis: Any, dtype: Any, include_initial: bool, backend: str | None
 ) -> GPUArray:
-    check_array(op, x)
+    check_array(op, x, allow_complex=True)
     if x.ndim == 0:
         raise ValueError(f"{op} wants an array of at least one dimension, got a 0-d array")
     if axis is None:

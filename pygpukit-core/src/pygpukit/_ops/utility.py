@@ -29,8 +29,8 @@ _KINDS: dict[str, str] = {
     "unsigned integer": "u",
     "integral": "iu",
     "real floating": "f",
-    "complex floating": "",
-    "numeric": "iuf",
+    "complex floating": "c",
+    "numeric": "iufc",
 }
 
 
@@ -71,8 +71,9 @@ class iinfo_object:
 
 
 def finfo(type: Any, /) -> finfo_object:
-    """Machine limits of a floating dtype (bfloat16 and float8 included)."""
-    d = _dtype_of(type, "finfo")
+    """Machine limits of a floating dtype (bfloat16 and float8 included); a complex dtype
+    gives those of its real parts (float32 for complex64), as the standard says."""
+    d = dt.real_of(_dtype_of(type, "finfo"))
     if not d.is_floating:
         raise TypeError(f"finfo wants a floating dtype, got {d.name}; use iinfo for integers")
     info = ml_dtypes.finfo(d.to_numpy_dtype())  # NumPy's finfo for the standard types too
@@ -109,7 +110,7 @@ def isdtype(dtype: Any, kind: str | DataType | tuple[str | DataType, ...]) -> bo
             raise ValueError(
                 f"isdtype: unknown kind {kind!r}; kinds are {', '.join(map(repr, _KINDS))}"
             )
-        return dtype.kind in kinds if kinds else False
+        return dtype.kind in kinds
     raise TypeError(f"isdtype: kind must be a dtype, a kind name or a tuple, got {kind!r}")
 
 

@@ -47,6 +47,9 @@ def assert_allclose(
     table_rtol, table_atol = tolerance(want_dtype, op_kind)
     rtol = table_rtol if rtol is None else rtol
     atol = table_atol if atol is None else atol
+    if want_dtype.is_complex:
+        _compare_complex(got, exp.astype(np.complex128), rtol, atol, want_dtype, prefix)
+        return
     if not want_dtype.is_floating:
         _compare_exact(got, exp, prefix)
         return
@@ -95,7 +98,34 @@ def _compare_close(
     )
 
 
-def poison_value(dtype: Any, *, alternate: bool = False) -> bool | int | float:
+def _compare_complex(
+    got: np.ndarray, exp: np.ndarray, rtol: float, atol: float, dtype: DataType, prefix: str
+) -> None:
+    """Complex results: |got - exp| <= atol + rtol * |exp| (the modulus, so a tiny part
+    of a large number is not held to a relative bound of its own); NaN and infinite
+    parts must sit at the same places, infinite parts equal."""
+    got = got.astype(np.complex128)
+    parts = ((got.real, exp.real), (got.imag, exp.imag))
+    odd = np.zeros(got.shape, dtype=bool)
+    for g, e in parts:
+        odd |= (np.isnan(g) != np.isnan(e)) | (np.isinf(e) & (g != e))
+    special = np.zeros(got.shape, dtype=bool)
+    for _, e in parts:
+        special |= ~np.isfinite(e)
+    with np.errstate(invalid="ignore", over="ignore"):
+        err = np.abs(got - exp)
+        bad = odd | (~special & ~(err <= atol + rtol * np.abs(exp)))
+    if not bad.any():
+        return
+    where = tuple(int(i) for i in np.argwhere(bad)[0])
+    raise AssertionError(
+        f"{prefix}{int(bad.sum())} of {bad.size} elements differ beyond rtol={rtol:g}, "
+        f"atol={atol:g} ({dtype.name}, |got - expected| against |expected|); first at "
+        f"index {where}: got {got[where]!r}, expected {exp[where]!r}"
+    )
+
+
+def poison_value(dtype: Any, *, alternate: bool = False) -> bool | int | float | complex:
     """The value `poison` writes: NaN for floats, an extreme for ints, True for bool.
 
     `alternate=True` gives a second, different value (-inf, or the lowest finite value
@@ -103,6 +133,8 @@ def poison_value(dtype: Any, *, alternate: bool = False) -> bool | int | float:
     so a test can poison twice and catch a kernel that skips elements of any dtype.
     """
     d = as_dtype(dtype)
+    if d.is_complex:
+        return complex(float("-inf"), float("-inf")) if alternate else complex("nan+nanj")
     if d.is_floating:
         if not alternate:
             return float("nan")

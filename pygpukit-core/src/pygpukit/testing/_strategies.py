@@ -22,13 +22,15 @@ from .._dtypes import DataType, as_dtype
 Shape = tuple[int, ...]
 
 #: kind names accepted by `dtypes`: "bool", "signed", "unsigned", "integer", "float"
-#: (arithmetic floats, float16 to float64), "float8", "numeric", "all"
+#: (arithmetic floats, float16 to float64), "complex", "float8", "numeric" (real), "all"
+#: (every real dtype; add "complex" for those)
 _KINDS: dict[str, tuple[DataType, ...]] = {
     "bool": (dt.bool_,),
     "signed": tuple(d for d in dt.INTEGER_DTYPES if d.kind == "i"),
     "unsigned": tuple(d for d in dt.INTEGER_DTYPES if d.kind == "u"),
     "integer": dt.INTEGER_DTYPES,
     "float": dt.FLOAT_DTYPES,
+    "complex": dt.COMPLEX_DTYPES,
     "float8": tuple(d for d in dt.ALL_DTYPES if d.is_float8),
     "numeric": dt.NUMERIC_DTYPES,
     "all": dt.ALL_DTYPES,
@@ -60,7 +62,8 @@ def shapes(
 
 
 def default_bounds(dtype: Any) -> tuple[float, float]:
-    """Element bounds that keep products of two elements inside `dtype`'s range."""
+    """Element bounds that keep products of two elements inside `dtype`'s range (for
+    complex dtypes: of each part)."""
     d = as_dtype(dtype)
     if d.kind == "b":
         return (0, 1)
@@ -81,6 +84,8 @@ def random_numpy(
         values: np.ndarray = rng.random(shape) < 0.5
     elif d.is_integer:
         values = rng.integers(int(lo), int(hi), size=shape, endpoint=True)
+    elif d.is_complex:  # both parts in [lo, hi]
+        values = rng.uniform(lo, hi, size=shape) + 1j * rng.uniform(lo, hi, size=shape)
     else:
         values = rng.uniform(lo, hi, size=shape)
     out = np.asarray(values).astype(d.to_numpy_dtype())

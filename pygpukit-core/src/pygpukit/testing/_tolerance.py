@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from .._dtypes import DataType, as_dtype
+from .._dtypes import DataType, as_dtype, real_of
 
 #: op kinds, from tightest to loosest; each names the error a correct kernel may add
 OP_KINDS: Final = ("exact", "elementwise", "transcendental", "reduction", "matmul")
@@ -57,7 +57,7 @@ def tolerance(dtype: Any, op_kind: str = "elementwise") -> tuple[float, float]:
     """The (rtol, atol) a result of `dtype` from an op of `op_kind` must meet."""
     if op_kind not in OP_KINDS:
         raise ValueError(f"unknown op_kind {op_kind!r}; choose one of {', '.join(OP_KINDS)}")
-    d: DataType = as_dtype(dtype)
+    d: DataType = real_of(as_dtype(dtype))  # a complex result: its parts' precision
     if op_kind == "exact" or not d.is_floating:
         return (0.0, 0.0)  # integers and bools have one right answer
     return _FLOAT_TABLE[d.name][op_kind]

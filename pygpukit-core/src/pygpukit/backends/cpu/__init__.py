@@ -14,6 +14,7 @@ from ...hookspecs import hookimpl
 from . import (
     copying,
     elementwise,
+    fft,
     indexing,
     linalg,
     manipulation,
@@ -32,7 +33,7 @@ def make_provider() -> KernelProvider:
     provider = KernelProvider(
         "cpu", device_type="cpu", priority=0, description="NumPy kernels on host memory"
     )
-    for module in (copying, elementwise, indexing, linalg, manipulation, nn, searching,
+    for module in (copying, elementwise, fft, indexing, linalg, manipulation, nn, searching,
                    sets, sorting, statistical):  # fmt: skip
         module.register(provider)
     return provider

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..._array import GPUArray
+from ..._dtypes import EVERY_DTYPE
 from ..._providers import KernelProvider
 from .views import view
 
@@ -26,7 +27,7 @@ def _is_ml(dtype: np.dtype[Any]) -> bool:
     )
 
 
-def fill(out: GPUArray, value: bool | int | float) -> None:
+def fill(out: GPUArray, value: bool | int | float | complex) -> None:
     with np.errstate(all="ignore"):
         view(out)[...] = value
 
@@ -42,7 +43,11 @@ def arange(out: GPUArray, start: int | float, step: int | float) -> None:
 
 
 def linspace(
-    out: GPUArray, start: int | float, stop: int | float, step: float, endpoint: bool
+    out: GPUArray,
+    start: int | float | complex,
+    stop: int | float | complex,
+    step: float | complex,
+    endpoint: bool,
 ) -> None:
     n = out.shape[0]
     values = start + np.arange(n, dtype=np.float64) * step
@@ -68,10 +73,10 @@ def register(provider: KernelProvider) -> None:
     for name, fn in (
         ("copy", copy),
         ("fill", fill),
-        ("arange", arange),
         ("linspace", linspace),
         ("eye", eye),
         ("tril", tril),
         ("triu", triu),
     ):
-        provider.add(name, fn)
+        provider.add(name, fn, EVERY_DTYPE)
+    provider.add("arange", arange)  # real dtypes only, as the standard's arange

@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 
 from ..._array import GPUArray
-from ..._dtypes import DataType
-from ..._ops.elementwise import BINARY, UNARY
+from ..._dtypes import COMPLEX_DTYPES, EVERY_DTYPE, DataType
+from ..._ops.elementwise import BINARY, COMPLEX_BINARY, COMPLEX_UNARY, UNARY
 from ..._providers import KernelProvider
 from .views import math_dtype, operand, view
 
@@ -32,14 +32,35 @@ def _gelu(x: np.ndarray, approximate: str = "none") -> np.ndarray:
     return (0.5 * x * (1 + erf)).astype(x.dtype)
 
 
+def _expm1(x: np.ndarray) -> np.ndarray:
+    if x.dtype.kind != "c":
+        return np.expm1(x)
+    # NumPy's complex expm1 gets infinite parts wrong (inf + 0j gives inf + nanj);
+    # exp(x) - 1 has the standard's special values there and loses nothing
+    out = np.where(np.isfinite(x), np.expm1(x), np.exp(x) - 1)
+    out.real[x == 0] = 0.0  # expm1(-0 + 0j) is +0 + 0j, as exp(x) - 1 gives
+    return out
+
+
+def _tanh(x: np.ndarray) -> np.ndarray:
+    if x.dtype.kind != "c":
+        return np.tanh(x)
+    # the standard: tanh(+-inf + bj) = +-1 + 0j with the sign of b, for finite b
+    edge = np.isinf(x.real) & np.isfinite(x.imag)
+    limit = np.empty_like(x)  # parts set apart: complex arithmetic would lose -0.0
+    limit.real = np.sign(x.real)
+    limit.imag = np.copysign(0.0, x.imag)
+    return np.where(edge, limit, np.tanh(x))
+
+
 UNARY_IMPL: dict[str, Callable[..., Any]] = {
     "abs": np.abs, "negative": np.negative, "positive": np.positive, "square": np.square,
     "sign": np.sign, "ceil": np.ceil, "floor": np.floor, "trunc": np.trunc, "round": np.rint,
     "relu": lambda x: np.maximum(x, x.dtype.type(0)),
-    "sqrt": np.sqrt, "rsqrt": lambda x: 1 / np.sqrt(x), "exp": np.exp, "expm1": np.expm1,
+    "sqrt": np.sqrt, "rsqrt": lambda x: 1 / np.sqrt(x), "exp": np.exp, "expm1": _expm1,
     "log": np.log, "log1p": np.log1p, "log2": np.log2, "log10": np.log10,
     "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos,
-    "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh,
+    "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh, "tanh": _tanh,
     "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh,
     "sigmoid": _sigmoid, "silu": lambda x: x * _sigmoid(x), "gelu": _gelu,
     "isfinite": np.isfinite, "isinf": np.isinf, "isnan": np.isnan, "signbit": np.signbit,
@@ -70,7 +91,8 @@ def _unary_kernel(op: str) -> Callable[..., None]:
     to_bool = UNARY[op][0] in ("to_bool", "logical")
 
     def kernel(x: GPUArray, out: GPUArray, **params: Any) -> None:
-        compute: DataType = x.dtype if to_bool else out.dtype
+        # complex input: computed in its own dtype (abs of complex64 gives float32)
+        compute: DataType = x.dtype if to_bool or x.dtype.is_complex else out.dtype
         with np.errstate(all="ignore"):
             result = fn(operand(x, compute), **params)
         _store(out, result)
@@ -101,9 +123,18 @@ def where(cond: GPUArray, x1: Any, x2: Any, out: GPUArray) -> None:
     _store(out, np.where(view(cond).astype(bool, copy=False), a, b))
 
 
+def _part(fn: Callable[[np.ndarray], np.ndarray]) -> Callable[[GPUArray, GPUArray], None]:
+    def kernel(x: GPUArray, out: GPUArray) -> None:
+        _store(out, fn(view(x)))
+
+    return kernel
+
+
 def register(provider: KernelProvider) -> None:
     for op in UNARY:
-        provider.add(op, _unary_kernel(op))
+        provider.add(op, _unary_kernel(op), EVERY_DTYPE if op in COMPLEX_UNARY else None)
     for op in BINARY:
-        provider.add(op, _binary_kernel(op))
-    provider.add("where", where)
+        provider.add(op, _binary_kernel(op), EVERY_DTYPE if op in COMPLEX_BINARY else None)
+    provider.add("where", where, EVERY_DTYPE)
+    for op, fn in (("real", np.real), ("imag", np.imag), ("conj", np.conj), ("angle", np.angle)):
+        provider.add(op, _part(fn), COMPLEX_DTYPES)

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..._array import GPUArray
+from ..._dtypes import EVERY_DTYPE
 from ..._providers import KernelProvider
 from .views import view
 
@@ -84,4 +85,4 @@ def register(provider: KernelProvider) -> None:
     for name, fn in (("take", take), ("take_along_axis", take_along_axis),
                      ("gather", gather), ("scatter", scatter),
                      ("mask_select", mask_select), ("mask_assign", mask_assign)):  # fmt: skip
-        provider.add(name, fn)
+        provider.add(name, fn, EVERY_DTYPE)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._array import GPUArray
+from ..._dtypes import EVERY_DTYPE
 from ..._providers import KernelProvider
 from .views import math_dtype, operand, view
 
@@ -22,4 +23,4 @@ def matmul(x1: GPUArray, x2: GPUArray, out: GPUArray, allow_tf32: bool) -> None:
 
 def register(provider: KernelProvider) -> None:
     """Add this module's kernels to the CPU provider."""
-    provider.add("matmul", matmul)
+    provider.add("matmul", matmul, EVERY_DTYPE)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._array import GPUArray
+from ..._dtypes import EVERY_DTYPE
 from ..._providers import KernelProvider
 from .views import view
 
@@ -31,6 +32,6 @@ def repeat(x: GPUArray, repeats: int | GPUArray, out: GPUArray, axis: int) -> No
 
 def register(provider: KernelProvider) -> None:
     """Add this module's kernels to the CPU provider."""
-    provider.add("concat", concat)
-    provider.add("roll", roll)
-    provider.add("repeat", repeat)
+    provider.add("concat", concat, EVERY_DTYPE)
+    provider.add("roll", roll, EVERY_DTYPE)
+    provider.add("repeat", repeat, EVERY_DTYPE)

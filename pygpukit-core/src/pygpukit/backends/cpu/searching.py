@@ -9,7 +9,7 @@ import numpy as np
 from ..._array import GPUArray
 from ..._dtypes import INDEX_DTYPE, DataType
 from ..._providers import KernelProvider
-from .statistical import ACCEPTED
+from .statistical import ACCEPTED, WITH_COMPLEX
 from .views import operand, view
 
 
@@ -52,6 +52,6 @@ def register(provider: KernelProvider) -> None:
     """Add this module's kernels to the CPU provider."""
     provider.add("argmax", _arg_extreme(np.argmax), ACCEPTED)
     provider.add("argmin", _arg_extreme(np.argmin), ACCEPTED)
-    provider.add("count_nonzero", count_nonzero, ACCEPTED)
-    provider.add("nonzero", nonzero, ACCEPTED)
+    provider.add("count_nonzero", count_nonzero, WITH_COMPLEX)
+    provider.add("nonzero", nonzero, WITH_COMPLEX)
     provider.add("searchsorted", searchsorted, ACCEPTED)

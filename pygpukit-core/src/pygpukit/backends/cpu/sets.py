@@ -7,7 +7,7 @@ import numpy as np
 from ..._array import GPUArray
 from ..._dtypes import INDEX_DTYPE
 from ..._providers import KernelProvider
-from .statistical import ACCEPTED
+from .statistical import WITH_COMPLEX
 from .views import operand, view
 
 
@@ -49,4 +49,4 @@ def unique(
 
 def register(provider: KernelProvider) -> None:
     """Add this module's kernels to the CPU provider."""
-    provider.add("unique", unique, ACCEPTED)
+    provider.add("unique", unique, WITH_COMPLEX)

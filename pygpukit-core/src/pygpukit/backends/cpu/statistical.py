@@ -12,12 +12,14 @@ from typing import Any
 import numpy as np
 
 from ..._array import GPUArray
-from ..._dtypes import ALL_DTYPES
+from ..._dtypes import ALL_DTYPES, COMPLEX_DTYPES
 from ..._providers import KernelProvider
 from .views import math_dtype, operand, view
 
 #: every dtype but the storage-only float8 types
 ACCEPTED = tuple(d for d in ALL_DTYPES if not d.is_float8)
+#: and the complex dtypes, for the ops that do not order elements (sum, any, nonzero, ...)
+WITH_COMPLEX = (*ACCEPTED, *COMPLEX_DTYPES)
 
 
 def _count(x: GPUArray, axes: tuple[int, ...]) -> int:
@@ -44,7 +46,7 @@ def _in_place_dtype(fn: Any) -> Any:
 
 def _float_operand(x: GPUArray, out: GPUArray) -> np.ndarray:
     """x as floats to average in: the output's math dtype, or float64 for integer input."""
-    want = math_dtype(out.dtype) if x.dtype.is_floating else np.dtype(np.float64)
+    want = math_dtype(out.dtype) if x.dtype.is_inexact else np.dtype(np.float64)
     return view(x).astype(want, copy=False)
 
 
@@ -99,5 +101,6 @@ def register(provider: KernelProvider) -> None:
         "cumulative_sum": _cumulative(np.cumsum, 0),
         "cumulative_prod": _cumulative(np.cumprod, 1),
     }  # fmt: skip
+    ordered = {"max", "min", "var", "std"}
     for op, fn in kernels.items():
-        provider.add(op, fn, ACCEPTED)
+        provider.add(op, fn, ACCEPTED if op in ordered else WITH_COMPLEX)

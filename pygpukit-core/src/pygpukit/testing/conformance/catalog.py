@@ -99,7 +99,7 @@ def float_domain(lo: float, hi: float) -> Domain:
     """Floats in [lo, hi]; integers in the whole numbers of that range (within the defaults)."""
 
     def domain(d: DataType) -> tuple[float, float]:
-        if d.is_floating:
+        if d.is_inexact:  # complex: both parts
             return (lo, hi)
         if d.kind == "b":
             return (0, 1)
@@ -118,15 +118,16 @@ def _draw(
     rng: np.random.Generator, shape: tuple[int, ...], d: DataType, domain: Domain | str
 ) -> np.ndarray:
     if domain == NONZERO:  # divisors: magnitude from the positive part, random sign
-        lo, hi = (0.5, 5.0) if d.is_floating else (1, 11)
+        lo, hi = (0.5, 5.0) if d.is_inexact else (1, 11)
         mag = random_numpy(rng, shape, d, (lo, hi if d.kind != "u" else 15))
-        if d.kind in "if":
+        if d.kind in "ifc":
             mag = np.where(rng.random(shape) < 0.5, -mag, mag).astype(mag.dtype)
         return mag
     assert callable(domain)
     values = random_numpy(rng, shape, d, domain(d))
-    if domain is TIES and d.is_floating:
-        values = np.round(values.astype(np.float64)).astype(values.dtype)
+    if domain is TIES and d.is_inexact:
+        wide = np.complex128 if d.is_complex else np.float64
+        values = np.round(values.astype(wide)).astype(values.dtype)
     return values
 
 
@@ -254,12 +255,17 @@ GELU_REF: dict[str, Ref] = {
 _SPECIALS = {"isfinite", "isinf", "isnan", "signbit", "abs", "negative", "sign"}
 
 
+#: the special values mixed into complex inputs: NaN and infinite parts, on either side
+_COMPLEX_SPECIALS = (complex(np.nan, 1.0), complex(1.0, np.inf), complex(-np.inf, 0.0), -0.0j)
+
+
 def _with_specials(rng: np.random.Generator, host: np.ndarray) -> np.ndarray:
-    if host.dtype.kind not in "fV" or host.size == 0:  # ml_dtypes report kind "V"
+    if host.dtype.kind not in "fVc" or host.size == 0:  # ml_dtypes report kind "V"
         return host
     flat = host.reshape(-1).copy()
     picks = rng.integers(0, flat.size, size=min(4, flat.size))
-    for i, v in zip(picks, (np.nan, np.inf, -np.inf, -0.0), strict=False):
+    specials = _COMPLEX_SPECIALS if host.dtype.kind == "c" else (np.nan, np.inf, -np.inf, -0.0)
+    for i, v in zip(picks, specials, strict=False):
         flat[i] = v
     return flat.reshape(host.shape)
 
@@ -267,20 +273,27 @@ def _with_specials(rng: np.random.Generator, host: np.ndarray) -> np.ndarray:
 def _reference(
     ref: Ref, inputs: Sequence[Any], compute: DataType, out: DataType, exact: bool
 ) -> np.ndarray:
-    """The NumPy result: exact ops in the compute dtype, float ops in float64."""
-    if exact or not out.is_floating:
+    """The NumPy result: exact ops in the compute dtype, float ops in float64 (complex128
+    for complex inputs)."""
+    if exact or not out.is_inexact:
         args = [np.asarray(a).astype(_np(compute)).astype(_math(compute)) for a in inputs]
         with np.errstate(all="ignore"):
             return np.asarray(ref(*args)).astype(_np(out))
-    args = [np.asarray(a).astype(_np(compute)).astype(np.float64) for a in inputs]
+    wide = np.complex128 if compute.is_complex else np.float64
+    args = [np.asarray(a).astype(_np(compute)).astype(wide) for a in inputs]
     with np.errstate(all="ignore"):
-        return np.asarray(ref(*args), dtype=np.float64)
+        return np.asarray(ref(*args)).astype(np.complex128 if out.is_complex else np.float64)
 
 
 def _unary_cases(op: str, ref: Ref, domain: Domain, exact: bool, params: dict[str, Any]) -> CasesFn:
     def cases(rng: np.random.Generator, d: DataType, device: Device) -> list[Case]:
         out_dtype = unary_out_dtype(op, d)
-        compute = out_dtype if UNARY[op][0] in ("keep", "float") else d
+        keeps = UNARY[op][0] in ("keep", "float") and not d.is_complex
+        compute = out_dtype if keeps else d
+        # |z| and z / |z| of complex z are roundings of a square root, not exact
+        rounded = d.is_complex and op in ("abs", "sign")
+        kind = "transcendental" if rounded else None
+        exact_here = exact and not rounded
         fn = getattr(gp, op)
         result = []
         for layout in UNARY_LAYOUTS:
@@ -288,7 +301,7 @@ def _unary_cases(op: str, ref: Ref, domain: Domain, exact: bool, params: dict[st
             if op in _SPECIALS:
                 host = _with_specials(rng, host)
             g, h = _to_device(host, layout, device)
-            expected = _reference(lambda x: ref(x), [h], compute, out_dtype, exact)
+            expected = _reference(lambda x: ref(x), [h], compute, out_dtype, exact_here)
 
             def run(name: str, g: GPUArray = g) -> GPUArray:
                 return fn(g, backend=name, **params)
@@ -296,7 +309,8 @@ def _unary_cases(op: str, ref: Ref, domain: Domain, exact: bool, params: dict[st
             def direct(kernel: Callable[..., Any], out: GPUArray, g: GPUArray = g) -> None:
                 kernel(g, out, **params)
 
-            result.append(Case(layout.label, run, expected, out_dtype, direct, strided_out=True))
+            result.append(Case(layout.label, run, expected, out_dtype, direct, strided_out=True,
+                               op_kind=kind))  # fmt: skip
         return result
 
     return cases
@@ -304,7 +318,7 @@ def _unary_cases(op: str, ref: Ref, domain: Domain, exact: bool, params: dict[st
 
 def _accepted_unary(op: str) -> tuple[DataType, ...]:
     ok = []
-    for d in dt.ALL_DTYPES:
+    for d in dt.EVERY_DTYPE:
         try:
             unary_out_dtype(op, d)
         except TypeError:
@@ -361,7 +375,8 @@ BINARY_REF: dict[str, tuple[Ref, Domain | str, Domain | str, str, bool]] = {
 PARTNER = {
     dt.bool_: dt.int8, dt.int8: dt.uint8, dt.uint8: dt.int8, dt.int16: dt.uint8,
     dt.int32: dt.int16, dt.int64: dt.uint8, dt.float16: dt.bfloat16, dt.bfloat16: dt.float32,
-    dt.float32: dt.int32, dt.float64: dt.float16,
+    dt.float32: dt.int32, dt.float64: dt.float16, dt.complex64: dt.float64,
+    dt.complex128: dt.complex64,
 }  # fmt: skip
 
 
@@ -373,10 +388,14 @@ def _binary_ok(op: str, a: Any, b: Any) -> bool:
     return True
 
 
-def _scalar(rng: np.random.Generator, d: DataType, domain: Domain | str) -> bool | int | float:
+def _scalar(
+    rng: np.random.Generator, d: DataType, domain: Domain | str
+) -> bool | int | float | complex:
     value = _draw(rng, (), d, domain).item()
     if d.kind == "b":
         return bool(value)
+    if d.is_complex:
+        return complex(value)
     return int(value) if d.is_integer else float(value)
 
 
@@ -428,7 +447,7 @@ def _binary_cases(
 def binary_specs() -> list[OpSpec]:
     specs = []
     for op, (ref, dom1, dom2, kind, exact) in BINARY_REF.items():
-        dtypes = tuple(d for d in dt.ALL_DTYPES if _binary_ok(op, _fake(d), _fake(d)))
+        dtypes = tuple(d for d in dt.EVERY_DTYPE if _binary_ok(op, _fake(d), _fake(d)))
         specs.append(OpSpec(op, "binary", dtypes, _binary_cases(op, ref, dom1, dom2, exact), kind))
     return specs
 
@@ -465,7 +484,7 @@ def _where_cases(rng: np.random.Generator, d: DataType, device: Device) -> list[
 
 
 def where_specs() -> list[OpSpec]:
-    return [OpSpec("where", "where", dt.ALL_DTYPES, _where_cases, "exact")]
+    return [OpSpec("where", "where", dt.EVERY_DTYPE, _where_cases, "exact")]
 
 
 # -- creation and copies -------------------------------------------------------------
@@ -481,9 +500,9 @@ def _copy_cases(rng: np.random.Generator, d: DataType, device: Device) -> list[C
             kernel(g, out)
 
         result.append(Case(layout.label, run, np.array(h), d, direct, strided_out=True))
-    for target in dt.ALL_DTYPES:  # casts, from a strided source
-        if target is d:
-            continue
+    for target in dt.EVERY_DTYPE:  # casts, from a strided source
+        if target is d or (d.is_complex and not target.is_complex and target.kind != "b"):
+            continue  # complex -> real is refused (tests/core check the error)
         bounds = (0, 15) if target.kind == "u" or d.kind == "u" else None
         host = random_numpy(rng, (5, 6), d, bounds)[::-1, ::2]
         g = GPUArray.from_numpy(np.ascontiguousarray(host[::-1]), device)[::-1]
@@ -499,9 +518,17 @@ def _copy_cases(rng: np.random.Generator, d: DataType, device: Device) -> list[C
         def direct_cast(kernel: Callable[..., Any], out: GPUArray, g: GPUArray = g) -> None:
             kernel(g, out)
 
-        kind = "elementwise" if target.is_floating else "exact"
+        kind = "elementwise" if target.is_inexact else "exact"
         result.append(
-            Case(f"astype {target.name}", run_cast, expected, target, direct_cast, op_kind=kind)
+            Case(
+                f"astype {target.name}",
+                run_cast,
+                expected,
+                target,
+                direct_cast,
+                op_kind=kind,
+                needs=(target,),
+            )
         )
     return result
 
@@ -609,14 +636,15 @@ def _triangle_cases(op: str) -> Callable[[np.random.Generator, DataType, Device]
 
 def creation_specs() -> list[OpSpec]:
     floats = (*dt.FLOAT_DTYPES,)
+    every = dt.EVERY_DTYPE
     return [
-        OpSpec("copy", "copy", dt.ALL_DTYPES, _copy_cases, "exact"),
-        OpSpec("fill", "creation", dt.ALL_DTYPES, _fill_cases, "exact"),
+        OpSpec("copy", "copy", every, _copy_cases, "exact"),
+        OpSpec("fill", "creation", every, _fill_cases, "exact"),
         OpSpec("arange", "creation", (*dt.INTEGER_DTYPES, *floats), _arange_cases),
-        OpSpec("linspace", "creation", floats, _linspace_cases),
-        OpSpec("eye", "creation", dt.ALL_DTYPES, _eye_cases, "exact"),
-        OpSpec("tril", "creation", dt.ALL_DTYPES, _triangle_cases("tril"), "exact"),
-        OpSpec("triu", "creation", dt.ALL_DTYPES, _triangle_cases("triu"), "exact"),
+        OpSpec("linspace", "creation", (*floats, *dt.COMPLEX_DTYPES), _linspace_cases),
+        OpSpec("eye", "creation", every, _eye_cases, "exact"),
+        OpSpec("tril", "creation", every, _triangle_cases("tril"), "exact"),
+        OpSpec("triu", "creation", every, _triangle_cases("triu"), "exact"),
     ]
 
 

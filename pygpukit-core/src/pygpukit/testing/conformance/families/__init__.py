@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..catalog import OpSpec
-from . import linalg, manipulation, nn, reductions, searching
+from . import fourier, linalg, manipulation, nn, reductions, searching
 
 BUILTIN: tuple[Callable[[], list[OpSpec]], ...] = (
     reductions.specs,
@@ -17,4 +17,5 @@ BUILTIN: tuple[Callable[[], list[OpSpec]], ...] = (
     manipulation.specs,
     linalg.specs,
     nn.specs,
+    fourier.specs,
 )

@@ -25,8 +25,10 @@ EDGE_LAYOUTS = (Layout("0-d", ()), Layout("size-0", (0, 3)), Layout("size-1", (1
 
 
 def f64(host: Any) -> np.ndarray:
-    """Host data as float64 (exact for every PyGPUkit dtype but int64 beyond 2**53)."""
-    return np.asarray(host).astype(np.float64)
+    """Host data as float64, or complex128 when complex (exact for every PyGPUkit dtype but
+    int64 beyond 2**53)."""
+    a = np.asarray(host)
+    return a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)
 
 
 def upload(host: np.ndarray, layout: Layout, device: Device) -> tuple[GPUArray, np.ndarray]:

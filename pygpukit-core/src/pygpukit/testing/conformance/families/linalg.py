@@ -22,9 +22,13 @@ from ...._dtypes import DataType
 from ..catalog import Case, Layout, OpSpec
 from ._common import draw, f64, relative_frobenius, upload
 
-MATMUL_DTYPES = tuple(d for d in dt.NUMERIC_DTYPES if not d.is_float8 and d.kind != "b")
+MATMUL_DTYPES = (
+    *(d for d in dt.NUMERIC_DTYPES if not d.is_float8 and d.kind != "b"),
+    *dt.COMPLEX_DTYPES,
+)
 #: the largest relative Frobenius error of a float result, per dtype
-FROBENIUS = {"float64": 1e-12, "float32": 1e-5, "float16": 1e-2, "bfloat16": 1e-2}
+FROBENIUS = {"float64": 1e-12, "float32": 1e-5, "float16": 1e-2, "bfloat16": 1e-2,
+             "complex64": 1e-5, "complex128": 1e-12}  # fmt: skip
 TF32_FROBENIUS = 5e-3
 
 SHAPES = (
@@ -54,11 +58,11 @@ def _as_matrices(a: Any, b: Any) -> tuple[Any, Any]:
 def _matmul_cases(tf32: bool) -> Callable[[np.random.Generator, DataType, Device], list[Case]]:
     def cases(rng: np.random.Generator, d: DataType, device: Device) -> list[Case]:
         result = []
-        bounds = (-3.0, 3.0) if d.is_floating else None
+        bounds = (-3.0, 3.0) if d.is_inexact else None
         for label, l1, l2 in SHAPES:
             g1, h1 = upload(draw(rng, l1.parent, d, bounds), l1, device)
             g2, h2 = upload(draw(rng, l2.parent, d, bounds), l2, device)
-            if d.is_floating:
+            if d.is_inexact:
                 expected = np.matmul(f64(h1), f64(h2))
             else:  # exact, wrapping around as the dtype does
                 wide = np.matmul(np.asarray(h1).astype(np.int64), np.asarray(h2).astype(np.int64))
@@ -81,7 +85,7 @@ def _matmul_cases(tf32: bool) -> Callable[[np.random.Generator, DataType, Device
                     kernel(a.broadcast_to(shapes[0]), b.broadcast_to(shapes[1]), out, tf32)
 
             check = None
-            if d.is_floating:
+            if d.is_inexact:
                 check = relative_frobenius(TF32_FROBENIUS if tf32 else FROBENIUS[d.name])
             result.append(Case(label, run, expected, d, direct, check=check, direct_expected=kept))
         return result

@@ -24,6 +24,8 @@ from ._common import EDGE_LAYOUTS, VIEW_LAYOUTS, draw, f64, normalized, random_a
 
 #: every dtype the reductions accept (float8 is storage-only)
 REDUCIBLE = tuple(d for d in dt.ALL_DTYPES if not d.is_float8)
+#: the reductions that take complex inputs too (the others order elements)
+TAKES_COMPLEX = {"sum", "prod", "mean", "all", "any", "count_nonzero"}
 LAYOUTS = (*VIEW_LAYOUTS, *EDGE_LAYOUTS)
 
 Reference = Callable[[np.ndarray, tuple[int, ...], dict[str, Any]], np.ndarray]
@@ -88,7 +90,7 @@ def _out_dtype(op: str, d: DataType) -> DataType:
     if op in ("sum", "prod"):
         return accumulator_dtype(op, _stand_in(d), None)
     if op in ("mean", "var", "std"):
-        return d if d.is_floating else dt.DEFAULT_FLOAT
+        return d if d.is_inexact else dt.DEFAULT_FLOAT
     if op in ("all", "any"):
         return dt.bool_
     if op == "count_nonzero":
@@ -128,11 +130,11 @@ def _bounds(d: DataType, bounds: tuple[float, float] | None) -> Any:
 def _draw_input(rng: np.random.Generator, op: str, layout: Layout, d: DataType) -> np.ndarray:
     _, bounds, specials = REDUCTIONS[op]
     host = draw(rng, layout.parent, d, _bounds(d, bounds))
-    if d.is_floating and bounds is not None and bounds[1] <= 1.0:
+    if d.is_inexact and bounds is not None and bounds[1] <= 1.0:
         host = np.round(f64(host)).astype(host.dtype)  # whole numbers: zeros occur
     if specials and d.is_floating and layout.label == "contiguous":
         host = _with_specials(rng, host)
-    if op == "prod" and d.is_floating:
+    if op == "prod" and d.is_inexact:
         host = np.where(np.abs(f64(host)) < 0.5, 1.0, f64(host)).astype(host.dtype)
     return host
 
@@ -156,7 +158,7 @@ def _reduction_cases(op: str) -> Callable[[np.random.Generator, DataType, Device
             if op in ("var", "std"):
                 params["correction"] = float(rng.integers(0, 2))
             kept = ref(h, axes, params)
-            if not out_dtype.is_floating:
+            if not out_dtype.is_inexact:
                 kept = kept.astype(out_dtype.to_numpy_dtype())
             expected = (
                 kept
@@ -212,7 +214,7 @@ def _cumulative_cases(op: str) -> Callable[[np.random.Generator, DataType, Devic
                     0 if is_sum else 1, dtype=x.dtype,
                 )  # fmt: skip
                 expected = np.concatenate([first, expected], axis=a)
-            if not out_dtype.is_floating:
+            if not out_dtype.is_inexact:
                 expected = expected.astype(out_dtype.to_numpy_dtype())
 
             def run(name: str, g: GPUArray = g, axis: Any = axis, include: bool = include) -> Any:
@@ -234,7 +236,9 @@ def specs() -> list[OpSpec]:
     out = []
     for op in REDUCTIONS:
         kind = "exact" if op in ("max", "min", "all", "any", "count_nonzero") else "reduction"
-        out.append(OpSpec(op, "reduction", REDUCIBLE, _reduction_cases(op), kind))
+        dtypes = (*REDUCIBLE, *dt.COMPLEX_DTYPES) if op in TAKES_COMPLEX else REDUCIBLE
+        out.append(OpSpec(op, "reduction", dtypes, _reduction_cases(op), kind))
+    with_complex = (*REDUCIBLE, *dt.COMPLEX_DTYPES)
     for op in ("cumulative_sum", "cumulative_prod"):
-        out.append(OpSpec(op, "reduction", REDUCIBLE, _cumulative_cases(op), "reduction"))
+        out.append(OpSpec(op, "reduction", with_complex, _cumulative_cases(op), "reduction"))
     return out

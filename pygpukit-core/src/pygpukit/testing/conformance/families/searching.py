@@ -18,6 +18,8 @@ from ..catalog import Case, Layout, OpSpec, _with_specials
 from ._common import VIEW_LAYOUTS, draw, f64, upload
 
 SEARCHABLE = tuple(d for d in dt.ALL_DTYPES if not d.is_float8)
+#: nonzero and unique take complex inputs too (unique orders them as NumPy does)
+WITH_COMPLEX = (*SEARCHABLE, *dt.COMPLEX_DTYPES)
 IDX = dt.INDEX_DTYPE
 
 
@@ -25,7 +27,7 @@ def _ties(rng: np.random.Generator, shape: tuple[int, ...], d: DataType) -> np.n
     """Few distinct values, so equal elements (and the order rules for them) matter."""
     bounds = (0, 3) if d.kind == "u" else (-2.0, 2.0)
     host = draw(rng, shape, d, bounds)
-    return np.round(f64(host)).astype(host.dtype) if d.is_floating else host
+    return np.round(f64(host)).astype(host.dtype) if d.is_inexact else host
 
 
 def _keys(h: np.ndarray) -> np.ndarray:
@@ -222,7 +224,7 @@ def _nonzero_cases(rng: np.random.Generator, d: DataType, device: Device) -> lis
 def _unique_reference(flat: np.ndarray) -> tuple[np.ndarray, ...]:
     """values, first indices, inverse, counts; each NaN its own value, at the end."""
     keys = _keys(flat)
-    nan = np.isnan(keys) if keys.dtype.kind == "f" else np.zeros(keys.shape, bool)
+    nan = np.isnan(keys) if keys.dtype.kind in "fc" else np.zeros(keys.shape, bool)
     numbers = np.flatnonzero(~nan)
     _, first, inverse_num, counts = np.unique(
         keys[numbers], return_index=True, return_inverse=True, return_counts=True
@@ -243,7 +245,7 @@ def _unique_cases(rng: np.random.Generator, d: DataType, device: Device) -> list
     layouts = (*VIEW_LAYOUTS, Layout("0-d", ()), Layout("size-0", (0, 3)))
     for layout in layouts:
         host = _ties(rng, layout.parent, d)
-        if d.is_floating and layout.label == "contiguous":
+        if d.is_inexact and layout.label == "contiguous":
             host.reshape(-1)[[1, 5]] = np.nan
         g, h = upload(host, layout, device)
         values, indices, inverse, counts = _unique_reference(np.asarray(h).reshape(-1))
@@ -263,6 +265,6 @@ def specs() -> list[OpSpec]:
         OpSpec("sort", "sorting", SEARCHABLE, _sort_cases("sort"), "exact"),
         OpSpec("argsort", "sorting", SEARCHABLE, _sort_cases("argsort"), "exact"),
         OpSpec("searchsorted", "searching", SEARCHABLE, _searchsorted_cases, "exact"),
-        OpSpec("nonzero", "searching", SEARCHABLE, _nonzero_cases, "exact"),
-        OpSpec("unique", "sets", SEARCHABLE, _unique_cases, "exact", function="unique_all"),
+        OpSpec("nonzero", "searching", WITH_COMPLEX, _nonzero_cases, "exact"),
+        OpSpec("unique", "sets", WITH_COMPLEX, _unique_cases, "exact", function="unique_all"),
     ]

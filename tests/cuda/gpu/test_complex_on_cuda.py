@@ -1,0 +1,53 @@
+"""Complex arrays on a GPU before the cuda provider has complex kernels: the bytes travel
+(upload, download, DLPack, the CUDA array interface), and every op is refused with a
+DispatchError naming the dtype, never a crash inside a kernel."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pygpukit as gp
+import pytest
+from pygpukit._dispatch import DispatchError
+
+pytestmark = pytest.mark.gpu
+
+
+def _complex(dtype: type) -> np.ndarray:
+    rng = np.random.default_rng(0)
+    return (rng.standard_normal((3, 5)) + 1j * rng.standard_normal((3, 5))).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_round_trip(dtype: type) -> None:
+    host = _complex(dtype)
+    x = gp.asarray(host, device="cuda")
+    assert x.device.type == "cuda" and x.dtype.to_numpy_dtype() == dtype
+    np.testing.assert_array_equal(x.to_numpy(), host)
+    np.testing.assert_array_equal(x.to_device("cpu").to_numpy(), host)
+    interface = x.__cuda_array_interface__
+    assert interface["typestr"] == np.dtype(dtype).str
+
+
+@pytest.mark.parametrize(
+    "call",
+    [lambda z: z + z, lambda z: gp.abs(z), lambda z: gp.sum(z), lambda z: z @ z.mT,
+     lambda z: z.astype(gp.complex128), lambda z: gp.real(z), lambda z: gp.fft.fft(z),
+     lambda z: z.copy(), lambda z: gp.asarray([1.0], device="cuda").astype(gp.complex64)],
+    ids=["add", "abs", "sum", "matmul", "astype", "real", "fft", "copy", "cast-in"],
+)  # fmt: skip
+def test_ops_on_complex_are_refused_by_name(call: Callable[[gp.GPUArray], object]) -> None:
+    z = gp.asarray(_complex(np.complex64), device="cuda")
+    with pytest.raises(DispatchError, match=r"complex64.*on cuda|cuda.*complex64"):
+        call(z)
+
+
+def test_dlpack_with_torch_keeps_complex() -> None:
+    torch = pytest.importorskip("torch")
+    t = torch.randn(4, 3, dtype=torch.complex64, device="cuda")
+    g = gp.from_dlpack(t)
+    assert g.dtype is gp.complex64 and g.device.type == "cuda"
+    np.testing.assert_array_equal(g.to_numpy(), t.cpu().numpy())
+    back = torch.from_dlpack(g)
+    assert back.dtype == torch.complex64 and back.data_ptr() == t.data_ptr()
