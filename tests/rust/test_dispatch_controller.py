@@ -1,50 +1,7 @@
-"""Dispatch controller through the bindings: launch gate, launch order, kernel cache."""
-
-import threading
-import time
+"""Dispatch support through the bindings: the kernel cache, and the launch gate's C table."""
 
 import _pygpukit_rust as rust
 import pytest
-
-
-def test_gate_limits_in_flight_per_stream():
-    gate = rust.LaunchGate(2)
-    assert gate.acquire(1) and gate.acquire(1)
-    assert not gate.try_acquire(1)
-    assert gate.try_acquire(2)  # streams are independent
-    assert gate.acquire(1, timeout=0.02) is False
-    got = []
-    t = threading.Thread(target=lambda: got.append(gate.acquire(1, timeout=10)))
-    t.start()
-    time.sleep(0.05)  # the waiter blocks without the GIL, so this thread keeps running
-    assert got == [] and gate.in_flight(1) == 2
-    gate.release(1)
-    t.join(10)
-    assert got == [True] and gate.in_flight(1) == 2
-    for s in (1, 1, 2):
-        gate.release(s)
-    assert gate.in_flight(1) == 0 and gate.in_flight(2) == 0
-    with pytest.raises(RuntimeError):
-        gate.release(1)
-    gate.set_limit(5, 1)
-    assert gate.limit(5) == 1 and gate.limit(1) == 2
-    s = gate.stats()
-    assert (s["acquired"], s["released"], s["timeouts"]) == (4, 4, 1)
-    with pytest.raises(ValueError):
-        rust.LaunchGate(0)
-
-
-def test_launch_queue_priority_then_fifo():
-    q = rust.LaunchQueue()
-    seqs = [
-        q.push(name, priority=p) for name, p in [("a", 0), ("b", 2), ("c", 0), ("d", 2), ("e", -1)]
-    ]
-    assert seqs == [0, 1, 2, 3, 4] and len(q) == 5
-    assert q.peek() == (1, 2)
-    popped = [q.pop() for _ in range(5)]
-    assert [p[2] for p in popped] == ["b", "d", "a", "c", "e"]
-    assert [p[0] for p in popped] == [1, 3, 0, 2, 4]
-    assert q.pop() is None and q.next_seq == 5
 
 
 def test_kernel_cache_lru_and_stats():
@@ -88,3 +45,8 @@ def test_kernel_cache_entry_limit():
     assert cache.stats()["evictions"] == 2
     with pytest.raises(ValueError):
         rust.KernelCache(capacity_bytes=0)
+
+
+def test_launch_gate_table_is_a_named_capsule():
+    cap = rust.launch_gate_table()
+    assert type(cap).__name__ == "PyCapsule" and "pygpukit.launch_gate_v1" in repr(cap)

@@ -95,8 +95,11 @@ def test_cancel_running_task_at_launch_gate(make_sched):
     def loop():
         started.set()
         while True:
-            tok = rust.task_launch_begin()  # raises TaskCancelled once cancelled
-            seen.append(rust.task_cancel_requested())
+            # a cancel may land between a grant and the next line, so what must hold is:
+            # once cancel was requested, the next begin raises TaskCancelled
+            requested = rust.task_cancel_requested()
+            tok = rust.task_launch_begin()
+            seen.append(requested)
             rust.task_launch_end(tok, 1000)
             time.sleep(0.001)
 

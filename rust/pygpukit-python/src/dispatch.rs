@@ -1,127 +1,12 @@
-//! Python bindings of the runtime's `dispatch` part: `LaunchGate`, `LaunchQueue`, `KernelCache`.
+//! Python bindings of the runtime's `dispatch` part: `KernelCache`.
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
 
-use pygpukit_runtime::dispatch::{hash_source, KernelCache, KernelKey, LaunchQueue, StreamGate};
-
-fn timeout_arg(timeout: Option<f64>) -> PyResult<Option<Duration>> {
-    match timeout {
-        None => Ok(None),
-        Some(t) if t.is_finite() && t >= 0.0 => Ok(Some(Duration::from_secs_f64(t.min(1e9)))),
-        Some(t) => Err(PyValueError::new_err(format!("timeout must be >= 0, got {t}"))),
-    }
-}
-
-fn limit_arg(limit: i64) -> PyResult<usize> {
-    usize::try_from(limit)
-        .ok()
-        .filter(|&l| l >= 1)
-        .ok_or_else(|| PyValueError::new_err(format!("limit must be >= 1, got {limit}")))
-}
-
-/// Bounds kernels in flight per stream: `acquire(stream)` blocks (GIL released) while the
-/// stream has `limit` launches in flight; `release(stream)` when one finished.
-#[pyclass(name = "LaunchGate", module = "_pygpukit_rust", frozen)]
-pub struct PyLaunchGate {
-    inner: StreamGate,
-}
-
-#[pymethods]
-impl PyLaunchGate {
-    #[new]
-    fn new(limit: i64) -> PyResult<Self> {
-        let inner = StreamGate::new(limit_arg(limit)?).map_err(PyValueError::new_err)?;
-        Ok(PyLaunchGate { inner })
-    }
-
-    /// Take a slot; True when taken, False if `timeout` seconds passed first.
-    #[pyo3(signature = (stream_id=0, timeout=None))]
-    fn acquire(&self, py: Python<'_>, stream_id: u64, timeout: Option<f64>) -> PyResult<bool> {
-        let t = timeout_arg(timeout)?;
-        let gate = &self.inner;
-        Ok(py.detach(|| gate.acquire(stream_id, t)))
-    }
-
-    /// Take a slot only if one is free now.
-    #[pyo3(signature = (stream_id=0))]
-    fn try_acquire(&self, stream_id: u64) -> bool {
-        self.inner.try_acquire(stream_id)
-    }
-
-    /// Give a slot back; `RuntimeError` if the stream has none in flight.
-    #[pyo3(signature = (stream_id=0))]
-    fn release(&self, stream_id: u64) -> PyResult<()> {
-        self.inner.release(stream_id).map_err(PyRuntimeError::new_err)
-    }
-
-    #[pyo3(signature = (stream_id=0))]
-    fn in_flight(&self, stream_id: u64) -> usize {
-        self.inner.in_flight(stream_id)
-    }
-
-    /// Override one stream's limit.
-    fn set_limit(&self, stream_id: u64, limit: i64) -> PyResult<()> {
-        self.inner.set_limit(stream_id, limit_arg(limit)?).map_err(PyValueError::new_err)
-    }
-
-    #[pyo3(signature = (stream_id=0))]
-    fn limit(&self, stream_id: u64) -> usize {
-        self.inner.limit(stream_id)
-    }
-
-    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let s = self.inner.stats();
-        let d = PyDict::new(py);
-        d.set_item("acquired", s.acquired)?;
-        d.set_item("waited", s.waited)?;
-        d.set_item("timeouts", s.timeouts)?;
-        d.set_item("released", s.released)?;
-        Ok(d)
-    }
-}
-
-/// Launch ordering for the scheduler: `push` returns a sequence number; `pop` yields
-/// `(seq, priority, item)` by priority (higher first), FIFO among equal priorities.
-#[pyclass(name = "LaunchQueue", module = "_pygpukit_rust", frozen)]
-pub struct PyLaunchQueue {
-    inner: LaunchQueue<Py<PyAny>>,
-}
-
-#[pymethods]
-impl PyLaunchQueue {
-    #[new]
-    fn new() -> Self {
-        PyLaunchQueue { inner: LaunchQueue::default() }
-    }
-
-    #[pyo3(signature = (item, priority=0))]
-    fn push(&self, item: Py<PyAny>, priority: i32) -> u64 {
-        self.inner.push(priority, item)
-    }
-
-    fn pop(&self) -> Option<(u64, i32, Py<PyAny>)> {
-        self.inner.pop()
-    }
-
-    /// `(seq, priority)` of the next launch, or None.
-    fn peek(&self) -> Option<(u64, i32)> {
-        self.inner.peek()
-    }
-
-    #[getter]
-    fn next_seq(&self) -> u64 {
-        self.inner.next_seq()
-    }
-
-    fn __len__(&self) -> usize {
-        self.inner.len()
-    }
-}
+use pygpukit_runtime::dispatch::{hash_source, KernelCache, KernelKey};
 
 type Handle = Arc<Py<PyAny>>;
 
@@ -234,8 +119,6 @@ impl PyKernelCache {
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<PyLaunchGate>()?;
-    m.add_class::<PyLaunchQueue>()?;
     m.add_class::<PyKernelCache>()?;
     Ok(())
 }

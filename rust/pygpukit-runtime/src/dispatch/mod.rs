@@ -1,12 +1,9 @@
-//! Dispatch control: per-stream launch limits, launch ordering and the kernel-module cache.
+//! Dispatch support: the compiled-kernel cache (CUBIN images by source, options, arch and
+//! compiler version, bounded by bytes and entries, least recently used out first).
 
-mod gate;
 mod kernel_cache;
-mod order;
 
-pub use gate::{GateStats, StreamGate};
 pub use kernel_cache::{hash_source, CacheStats, KernelCache, KernelKey};
-pub use order::LaunchQueue;
 
 #[cfg(test)]
 mod tests;

@@ -7,44 +7,6 @@ use proptest::prelude::*;
 
 use super::*;
 
-#[test]
-fn gate_bounds_in_flight_per_stream() {
-    let gate = Arc::new(StreamGate::new(2).unwrap());
-    assert!(gate.acquire(1, None) && gate.acquire(1, None));
-    assert!(!gate.try_acquire(1), "third launch on stream 1 must wait");
-    assert!(gate.try_acquire(2), "other streams are independent");
-    assert!(!gate.acquire(1, Some(Duration::from_millis(20))));
-    let g = gate.clone();
-    let waiter = std::thread::spawn(move || g.acquire(1, Some(Duration::from_secs(10))));
-    std::thread::sleep(Duration::from_millis(30));
-    gate.release(1).unwrap();
-    assert!(waiter.join().unwrap());
-    assert_eq!(gate.in_flight(1), 2);
-    let s = gate.stats();
-    assert_eq!((s.acquired, s.timeouts, s.released), (4, 1, 1));
-    assert!(gate.release(7).is_err());
-    gate.set_limit(1, 3).unwrap();
-    assert!(gate.try_acquire(1));
-    assert!(StreamGate::new(0).is_err() && gate.set_limit(1, 0).is_err());
-}
-
-#[test]
-fn launch_queue_orders_by_priority_then_fifo() {
-    let q = LaunchQueue::default();
-    let seqs: Vec<u64> = [(0, "a"), (2, "b"), (0, "c"), (2, "d"), (-1, "e")]
-        .iter()
-        .map(|&(p, s)| q.push(p, s))
-        .collect();
-    assert_eq!(seqs, vec![0, 1, 2, 3, 4]);
-    assert_eq!(q.peek(), Some((1, 2)));
-    let order: Vec<&str> = std::iter::from_fn(|| q.pop().map(|e| e.2)).collect();
-    assert_eq!(order, vec!["b", "d", "a", "c", "e"]);
-    assert!(q.is_empty() && q.next_seq() == 5);
-    q.push(0, "x");
-    q.push(1, "y");
-    assert_eq!(q.drain().iter().map(|e| e.2).collect::<Vec<_>>(), vec!["y", "x"]);
-}
-
 fn key(i: u8) -> KernelKey {
     KernelKey {
         source_hash: hash_source(&[i]),
