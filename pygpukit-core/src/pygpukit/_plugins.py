@@ -52,10 +52,41 @@ class Registry:
         #: bumped on every change so dispatch caches know to forget
         self.generation = 0
         self._pending: list[str] = []
+        #: the allow and deny lists the entry points were loaded with
+        self.allow: list[str] | None = None
+        self.deny: list[str] = []
+
+    def not_loaded_note(self) -> str:
+        """Why installed plugins were left out (allow or deny list), for error messages
+        that would otherwise blame the installation; "" when nothing was left out."""
+        parts = []
+        left = [i.name for i in self.plugins.values() if i.status == "not allowed"]
+        if left:
+            parts.append(
+                f"plugin(s) {', '.join(left)} not loaded: not in the allow-list "
+                f"{self.allow} ({_setting_source('plugins')})"
+            )
+        off = [i.name for i in self.plugins.values() if i.status == "disabled"]
+        if off:
+            parts.append(
+                f"plugin(s) {', '.join(off)} disabled ({_setting_source('disable_plugins')})"
+            )
+        return "; ".join(parts)
 
     # -- loading ---------------------------------------------------------------------
     def load_entry_points(self, allow: list[str] | None, deny: list[str]) -> None:
-        for ep in md.entry_points(group=ENTRY_POINT_GROUP):
+        self.allow, self.deny = allow, deny
+        found = md.entry_points(group=ENTRY_POINT_GROUP)
+        if allow is not None:
+            names = {ep.name for ep in found}
+            for name in allow:
+                if name not in names:
+                    self._pending.append(
+                        f"the plugin allow-list ({_setting_source('plugins')}) names "
+                        f"{name!r}, which no installed package provides; installed plugins: "
+                        f"{', '.join(sorted(names)) or 'none'}"
+                    )
+        for ep in found:
             if ep.name in self.plugins:
                 continue
             dist = getattr(ep, "dist", None)
@@ -174,6 +205,13 @@ class Registry:
             raise ValueError(f"namespace {name!r} is already registered")
         self.namespaces[name] = namespace
         info.namespaces.append(name)
+
+
+def _setting_source(key: str) -> str:
+    from . import config
+
+    setting = config.get()[key]
+    return f"{setting.source}" if setting.source != "default" else "default"
 
 
 _registry: Registry | None = None

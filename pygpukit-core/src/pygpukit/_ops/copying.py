@@ -39,6 +39,7 @@ def astype(
 
 
 def fill(out: GPUArray, value: bool | int | float, backend: str | None = None) -> None:
+    out.check_writable("fill: the target")
     if out.dtype.is_integer and isinstance(value, int) and not isinstance(value, bool):
         check_int_fits(value, out.dtype)
     if out.dtype.is_integer and isinstance(value, float):
@@ -51,6 +52,7 @@ def fill(out: GPUArray, value: bool | int | float, backend: str | None = None) -
 
 def assign(target: GPUArray, value: Any, backend: str | None = None) -> None:
     """`target[...] = value`: a scalar, or an array broadcast to the target's shape."""
+    target.check_writable("the assignment target")
     src = scalar_or_array(value, "value")
     if not isinstance(src, GPUArray):
         fill(target, src, backend)
@@ -80,6 +82,7 @@ def inplace(op: str, target: GPUArray, other: Any) -> GPUArray:
     """`target op= other`: the result must keep target's shape and dtype."""
     if op not in BINARY:
         raise ValueError(f"unknown in-place op {op!r}")
+    target.check_writable(f"in-place {op}: the target")
     src = scalar_or_array(other, "other")
     if isinstance(src, GPUArray) and _may_overlap(src, target):
         src = copy(src)
