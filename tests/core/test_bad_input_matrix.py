@@ -164,7 +164,7 @@ ELEMENTWISE = [
     Case("add-host-ndarray", lambda: gp.add(_f32(3), np.ones(3)), TypeError,
          "host ndarray.*asarray"),
     Case("add-list", lambda: gp.add(_f32(3), [1, 2, 3]), TypeError, "host list"),
-    Case("add-tuple", lambda: _f32(3) + (1, 2, 3), TypeError, "host tuple"),
+    Case("add-tuple", lambda: gp.add(_f32(3), (1, 2, 3)), TypeError, "host tuple"),
     Case("add-string", lambda: _f32(3) + "a", TypeError, "str"),
     Case("add-none", lambda: gp.add(_f32(3), None), TypeError, "NoneType"),
     Case("add-no-array", lambda: gp.add(1, 2), TypeError, "at least one argument"),
@@ -499,3 +499,26 @@ def test_meshgrid_returns_copies_by_default() -> None:
     ref_x, _ = np.meshgrid(hx, hy)
     np.testing.assert_allclose(grid_x.to_numpy(), ref_x + 10.0)
     assert grid_x.writable and grid_y.writable
+
+
+def test_cpu_pool_cache_is_bounded() -> None:
+    """Freed host memory kept for reuse stays under max(floor, bytes in use)."""
+    from pygpukit.backends.cpu.device import CACHE_FLOOR
+
+    backend = gp.plugins.devices()["cpu"]
+    cpu = gp.Device("cpu", 0)
+    big = 24 * 1024**2 // 4  # float32 elements of a 24 MiB array
+    arrays = [gp.empty((big,)) for _ in range(20)]  # ~480 MiB live
+    del arrays
+    assert backend.memory_stats(cpu)["cached"] >= 20 * 24 * 1024**2  # kept for reuse...
+    probe = gp.empty((big,))  # ...until the next large allocation measures the cache
+    stats = backend.memory_stats(cpu)
+    assert stats["cached"] <= max(CACHE_FLOOR, stats["used"]), stats
+    del probe
+    # small allocations measure it too, every few hundred
+    arrays = [gp.empty((big,)) for _ in range(12)]
+    del arrays
+    for _ in range(300):
+        gp.empty((16,))
+    stats = backend.memory_stats(cpu)
+    assert stats["cached"] <= max(CACHE_FLOOR, stats["used"]) + 1024**2, stats

@@ -193,7 +193,8 @@ def kernel_for(
             if device.type not in registry().devices:
                 note = registry().not_loaded_note()
                 raise DispatchError(
-                    f"no plugin provides device type {device.type!r}" + (f" ({note})" if note else "")
+                    f"no plugin provides device type {device.type!r}"
+                    + (f" ({note})" if note else "")
                 )
             raise DispatchError(f"cannot run {expl}")
         kernel = cache[key] = found

@@ -15,7 +15,6 @@ from ._dtypes import DataType, as_dtype
 from ._placement import default_device
 from ._plugins import registry
 
-
 #: public functions of pygpukit that are not ops: nothing dispatches them
 _NOT_OPS = frozenset({
     "explain", "hookimpl", "jit", "get_device_info", "get_nvrtc_path", "is_cuda_available",

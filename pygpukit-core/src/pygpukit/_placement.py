@@ -14,8 +14,7 @@ def backend_of(device: Device) -> DeviceBackend:
         note = registry().not_loaded_note()
         hint = note if note else f"install its package, e.g. pygpukit-{device.type}"
         raise ValueError(
-            f"no plugin provides device type {device.type!r} (known device types: {known}); "
-            f"{hint}"
+            f"no plugin provides device type {device.type!r} (known device types: {known}); {hint}"
         )
     return backend
 

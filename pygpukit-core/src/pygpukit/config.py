@@ -157,14 +157,14 @@ def _file_layer(path: Path, table: str | None) -> tuple[str, dict[str, Any]] | N
         raise ValueError(f"cannot read PyGPUkit settings from {path}: {exc}") from exc
     if table is not None:
         tool = data.get("tool", {})
-        data = tool.get(table) if isinstance(tool, dict) else None
-        if data is None:
+        section = tool.get(table) if isinstance(tool, dict) else None
+        if section is None:
             return None
-        if not isinstance(data, dict):
+        if not isinstance(section, dict):
             raise TypeError(
-                f"{path}: [tool.{table}] must be a table of settings, "
-                f"got a {type(data).__name__}"
+                f"{path}: tool.{table} must be a table of settings, got a {type(section).__name__}"
             )
+        data = section
     known = {k: v for k, v in data.items() if k in SPECS}
     for key in data.keys() - known.keys():
         warnings.warn(f"{path}: unknown PyGPUkit setting {key!r} ignored", stacklevel=4)

@@ -236,7 +236,9 @@ class Scheduler:
         if deadline is not None:
             _number(deadline, "deadline", 0.0, float("inf"), low_open=False)
         if partition is not None and not isinstance(partition, str):
-            raise TypeError(f"partition must be a partition id (str), got {type(partition).__name__}")
+            raise TypeError(
+                f"partition must be a partition id (str), got {type(partition).__name__}"
+            )
         if name is not None and not isinstance(name, str):
             raise TypeError(f"name must be a str, got {type(name).__name__}")
         if memory_limit is None:

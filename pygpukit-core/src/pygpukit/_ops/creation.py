@@ -188,12 +188,12 @@ def _int_arg(fn: str, name: str, value: Any) -> int:
 def _check_python_ints(host: np.ndarray) -> None:
     """Python ints beyond int64 make NumPy fall back to uint64 or objects: say which value."""
     for value in host.flat:
-        if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-            if not -(2**63) <= int(value) < 2**63:
-                raise OverflowError(
-                    f"asarray: {int(value)} overflows int64 (the integer dtype for Python "
-                    f"ints holds {-(2**63)} to {2**63 - 1}); pass floats or dtype='float64'"
-                )
+        is_int = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+        if is_int and not -(2**63) <= int(value) < 2**63:
+            raise OverflowError(
+                f"asarray: {int(value)} overflows int64 (the integer dtype for Python "
+                f"ints holds {-(2**63)} to {2**63 - 1}); pass floats or dtype='float64'"
+            )
 
 
 def arange(
