@@ -103,7 +103,7 @@ CREATION = [
     Case("asarray-uint8-negative", lambda: gp.asarray([-1], dtype="uint8"), OverflowError,
          "-1 is out of range for uint8"),
     Case("asarray-float-to-int", lambda: gp.asarray([1.5], dtype="int32"), TypeError,
-         "truncate floats to int32"),
+         "1.5 is not a whole number: refusing to truncate floats to int32"),
     Case("asarray-string", lambda: gp.asarray("abc"), TypeError, "cannot make an array from str"),
     Case("asarray-strings", lambda: gp.asarray(["a", "b"]), TypeError,
          "cannot make an array from list"),

@@ -6,9 +6,10 @@ has a name for it; the seed API (`from_numpy`, `sub`, `mul`, `div`, `neg`, `clam
 `pygpukit.explain(op, *args)` says which one runs and why.
 """
 
-from __future__ import annotations
-
-from typing import Any
+# No `from __future__ import annotations` and no bare typing imports here: every name
+# this module binds is public API (`dir(pygpukit)` is what users and tools see).
+import math as _math
+from typing import Any as _Any
 
 from . import config, memory, plugins
 from ._array import GPUArray
@@ -45,8 +46,15 @@ __array_api_version__ = "2023.12"
 
 bool = bool_  # noqa: A001 - the Array API name of the boolean dtype
 
+# The Array API's constants (Python floats, as the standard asks; newaxis is None).
+e = _math.e
+pi = _math.pi
+inf = _math.inf
+nan = _math.nan
+newaxis = None
 
-def jit(source: str, /, func: str, **options: Any) -> Any:
+
+def jit(source: str, /, func: str, **options: _Any) -> _Any:
     """Compile a CUDA C kernel at run time; served by the CUDA plugin (pygpukit-cuda)."""
     from ._plugins import registry
 
@@ -63,7 +71,7 @@ def jit(source: str, /, func: str, **options: Any) -> Any:
 _CUDA_NAMES = frozenset({"cuda", "ElementwiseKernel", "RawModule", "RawKernel"})
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _Any:
     """Plugin namespaces (``gp.llm``, ``gp.audio``) answer here once registered."""
     from ._plugins import registry
 

@@ -160,8 +160,15 @@ def asarray(
             _check_python_ints(host)
     if dtype is not None:
         target = dt.as_dtype(dtype)
-        if target.is_integer and host.dtype.kind == "f":
-            raise TypeError(f"asarray: refusing to truncate floats to {target.name} silently")
+        if target.is_integer and host.dtype.kind == "f" and host.size:
+            lossy = host[~np.isfinite(host) | (host != np.trunc(host))]
+            if lossy.size:  # whole floats (and empty input, float64 in NumPy) convert exactly
+                raise TypeError(
+                    f"asarray: {float(lossy.flat[0])!r} is not a whole number: refusing to truncate "
+                    f"floats to {target.name} silently"
+                )
+            check_int_fits(int(host.min()), target)
+            check_int_fits(int(host.max()), target)
         if target.is_integer and host.dtype.kind in "iu" and host.size:
             check_int_fits(int(host.min()), target)
             check_int_fits(int(host.max()), target)
