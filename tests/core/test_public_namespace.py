@@ -20,9 +20,9 @@ PUBLIC_MODULES = {
 def test_no_implementation_names_leak_into_the_namespace() -> None:
     # (pytest's assertion rewriting adds names such as "@py_builtins": not identifiers)
     public = {n for n in dir(gp) if not n.startswith("_") and n.isidentifier()}
-    for leaked in ("Any", "annotations", "BINARY", "UNARY", "apply_binary", "apply_unary",
-                   "assign", "fill", "inplace", "getitem_advanced", "setitem_advanced"):  # fmt: skip
-        assert leaked not in public, leaked
+    leaks = {"Any", "annotations", "BINARY", "UNARY", "apply_binary", "apply_unary", "assign",
+             "fill", "inplace", "getitem_advanced", "setitem_advanced"}  # fmt: skip
+    assert not leaks & public, leaks & public
     modules = {n for n in public if isinstance(getattr(gp, n), types.ModuleType)}
     assert modules <= PUBLIC_MODULES, modules - PUBLIC_MODULES
 

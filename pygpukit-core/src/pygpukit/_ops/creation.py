@@ -164,8 +164,8 @@ def asarray(
             lossy = host[~np.isfinite(host) | (host != np.trunc(host))]
             if lossy.size:  # whole floats (and empty input, float64 in NumPy) convert exactly
                 raise TypeError(
-                    f"asarray: {float(lossy.flat[0])!r} is not a whole number: refusing to truncate "
-                    f"floats to {target.name} silently"
+                    f"asarray: {float(lossy.flat[0])!r} is not a whole number: refusing to "
+                    f"truncate floats to {target.name} silently"
                 )
             check_int_fits(int(host.min()), target)
             check_int_fits(int(host.max()), target)
