@@ -12,8 +12,8 @@ import pytest
 
 #: submodules that are public on purpose
 PUBLIC_MODULES = {
-    "backends", "config", "device_info", "hookspecs", "memory", "plugins", "scheduler",
-    "testing",
+    "backends", "config", "core", "device_info", "hookspecs", "jit", "memory", "ops", "plugins",
+    "scheduler", "testing",
 }  # fmt: skip
 
 
