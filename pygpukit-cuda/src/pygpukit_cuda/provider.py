@@ -312,6 +312,7 @@ def make_provider() -> KernelProvider:
     provider = KernelProvider(
         "cuda", device_type="cuda", priority=10,
         description="NVRTC-compiled CUDA C kernels (strided, broadcasting, half types in float32)",
+        name_errors=False,  # the launch path is measured: no wrapper frame per kernel call
     )  # fmt: skip
     provider.add("copy", copy)
     provider.add("fill", fill)

@@ -611,7 +611,7 @@ def creation_specs() -> list[OpSpec]:
     floats = (*dt.FLOAT_DTYPES,)
     return [
         OpSpec("copy", "copy", dt.ALL_DTYPES, _copy_cases, "exact"),
-        OpSpec("fill", "creation", dt.ALL_DTYPES, _fill_cases, "exact"),
+        OpSpec("fill", "creation", dt.ALL_DTYPES, _fill_cases, "exact", function="full"),
         OpSpec("arange", "creation", (*dt.INTEGER_DTYPES, *floats), _arange_cases),
         OpSpec("linspace", "creation", floats, _linspace_cases),
         OpSpec("eye", "creation", dt.ALL_DTYPES, _eye_cases, "exact"),
