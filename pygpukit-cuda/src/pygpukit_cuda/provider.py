@@ -16,8 +16,8 @@ from collections.abc import Callable
 from typing import Any
 
 from pygpukit import GPUArray, KernelProvider
-from pygpukit import _dtypes as dt
-from pygpukit._ops.elementwise import BINARY, UNARY
+from pygpukit.backend import BINARY, UNARY
+from pygpukit.core import dtypes as dt
 
 from . import cast, launch_plan, launcher, movement, streams
 from .device import context

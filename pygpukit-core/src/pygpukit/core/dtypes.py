@@ -1,6 +1,13 @@
-"""`pygpukit.core.dtypes`, the seed's module path for the dtypes (same objects as `gp.*`)."""
+"""`pygpukit.core.dtypes`: the dtypes (the same objects as `gp.float32` ...) and their
+tables, public for plugins (``from pygpukit.core import dtypes as dt``); the seed's path."""
 
 from .._dtypes import (
+    ALL_DTYPES,
+    DEFAULT_FLOAT,
+    DEFAULT_INT,
+    FLOAT_DTYPES,
+    INTEGER_DTYPES,
+    NUMERIC_DTYPES,
     DataType,
     as_dtype,
     bfloat16,
@@ -18,6 +25,7 @@ from .._dtypes import (
 )
 
 __all__ = [
-    "DataType", "as_dtype", "bfloat16", "bool_", "float16", "float32", "float64",
+    "ALL_DTYPES", "DEFAULT_FLOAT", "DEFAULT_INT", "FLOAT_DTYPES", "INTEGER_DTYPES",
+    "NUMERIC_DTYPES", "DataType", "as_dtype", "bfloat16", "bool_", "float16", "float32", "float64",
     "float8_e4m3fn", "float8_e5m2", "int16", "int32", "int64", "int8", "uint8",
 ]  # fmt: skip
