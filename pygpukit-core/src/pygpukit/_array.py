@@ -206,6 +206,11 @@ class GPUArray:
 
     def expand_dims(self, axis: int = 0) -> GPUArray:
         ndim = self.ndim + 1
+        if isinstance(axis, int) and not -ndim <= axis < ndim:
+            raise _views.AxisError(
+                f"expand_dims: axis {axis} is out of range for a {self.ndim}-D array "
+                f"(the new axis goes at {-ndim} to {ndim - 1})"
+            )
         pos = _views.normalize_axis(axis, ndim)
         shape = (*self._shape[:pos], 1, *self._shape[pos:])
         strides = (*self._strides[:pos], 0, *self._strides[pos:])

@@ -27,9 +27,18 @@ def copy(x: GPUArray, /, *, backend: str | None = None) -> GPUArray:
 
 
 def astype(
-    x: GPUArray, dtype: Any, /, *, copy: bool = True, backend: str | None = None
-) -> GPUArray:
-    """`x` converted to `dtype` (a new array unless copy=False and the dtype matches)."""
+    x: GPUArray, dtype: Any, /, *, copy: bool = True, device: Any = None,
+    backend: str | None = None,
+) -> GPUArray:  # fmt: skip
+    """`x` converted to `dtype` (a new array unless copy=False and the dtype matches),
+    on `device` when given (the Array API's ``device=``: converted, then moved)."""
+    if not isinstance(x, GPUArray):
+        raise TypeError(f"astype wants a GPUArray, got {type(x).__name__}")
+    if device is not None:
+        from .._device import Device
+
+        if Device.parse(device) != x.device:
+            return astype(x, dtype, copy=copy, backend=backend).to_device(device)
     target = dt.as_dtype(dtype)
     if target is x.dtype and not copy:
         return x

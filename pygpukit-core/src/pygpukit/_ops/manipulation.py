@@ -84,7 +84,7 @@ def broadcast_arrays(*arrays: GPUArray) -> list[GPUArray]:
     return [a.broadcast_to(shape) for a in arrays]
 
 
-def expand_dims(x: GPUArray, /, *, axis: int = 0) -> GPUArray:
+def expand_dims(x: GPUArray, /, axis: int = 0) -> GPUArray:
     """A view of `x` with a new axis of size 1 at `axis` (in [-ndim-1, ndim])."""
     return _check_array(x, "expand_dims").expand_dims(axis)
 
