@@ -52,6 +52,22 @@ def _imatmul(x: gp.GPUArray, value: Any) -> None:
     x @= value
 
 
+def _submit(**kwargs: Any) -> Any:
+    """Submit a task with these arguments to a scheduler that is shut down afterwards."""
+    with gp.Scheduler(total_memory="1MB", workers=1) as sched:
+        return sched.submit(print, **kwargs)
+
+
+def _submit_fn(fn: Any) -> Any:
+    with gp.Scheduler(total_memory="1MB", workers=1) as sched:
+        return sched.submit(fn)
+
+
+def _partition(*args: Any, **kwargs: Any) -> Any:
+    with gp.Scheduler(total_memory="1MB", workers=1) as sched:
+        return sched.create_partition(*args, **kwargs)
+
+
 def _broadcast_view() -> gp.GPUArray:
     return gp.broadcast_to(_f32(1, 4), (3, 4))
 
@@ -408,17 +424,15 @@ EXPLAIN_PLUGINS = [
 ]  # fmt: skip
 
 SCHEDULER = [
-    Case("policy-int", lambda: gp.Scheduler(total_memory="1MB").submit(print, policy=5),
+    Case("policy-int", lambda: _submit(policy=5),
          TypeError, "policy must be.*int 5"),
-    Case("policy-unknown", lambda: gp.Scheduler(total_memory="1MB").submit(print,
-         policy="gold"), ValueError, "unknown policy 'gold'"),
+    Case("policy-unknown", lambda: _submit(policy="gold"), ValueError, "unknown policy 'gold'"),
     Case("workers-negative", lambda: gp.Scheduler(workers=-1), ValueError, "workers.*-1"),
     Case("workers-zero", lambda: gp.Scheduler(workers=0), ValueError, "workers.*0"),
     Case("workers-float", lambda: gp.Scheduler(workers=1.5), TypeError, "workers.*float"),
-    Case("priority-huge", lambda: gp.Scheduler(total_memory="1MB").submit(print,
-         priority=2**70), ValueError, "priority.*1180591620717411303424"),
-    Case("priority-str", lambda: gp.Scheduler(total_memory="1MB").submit(print,
-         priority="high"), TypeError, "priority must be an int"),
+    Case("priority-huge", lambda: _submit(priority=2**70), ValueError,
+         "priority.*1180591620717411303424"),
+    Case("priority-str", lambda: _submit(priority="high"), TypeError, "priority must be an int"),
     Case("total_memory-zero", lambda: gp.Scheduler(total_memory=0), ValueError,
          "total_memory must be a positive"),
     Case("total_memory-negative-text", lambda: gp.Scheduler(total_memory="-1GB"), ValueError,
@@ -437,21 +451,15 @@ SCHEDULER = [
          "launch_rate"),
     Case("fair_share_idle-nan", lambda: gp.Scheduler(fair_share_idle=float("nan")),
          ValueError, "fair_share_idle"),
-    Case("bandwidth-zero", lambda: gp.Scheduler(total_memory="1MB").submit(print,
-         bandwidth=0.0), ValueError, "bandwidth must be in"),
-    Case("bandwidth-above-one", lambda: gp.Scheduler(total_memory="1MB").submit(print,
-         bandwidth=1.5), ValueError, "bandwidth.*1.5"),
-    Case("memory-negative", lambda: gp.Scheduler(total_memory="1MB").submit(print,
-         memory="-5MB"), ValueError, "memory.*'-5MB'"),
-    Case("memory-list", lambda: gp.Scheduler(total_memory="1MB").submit(print,
-         memory=[1]), TypeError, "memory must be a byte count"),
-    Case("deadline-negative", lambda: gp.Scheduler(total_memory="1MB").submit(print,
-         deadline=-1.0), ValueError, "deadline"),
-    Case("submit-not-callable", lambda: gp.Scheduler(total_memory="1MB").submit(5),
+    Case("bandwidth-zero", lambda: _submit(bandwidth=0.0), ValueError, "bandwidth must be in"),
+    Case("bandwidth-above-one", lambda: _submit(bandwidth=1.5), ValueError, "bandwidth.*1.5"),
+    Case("memory-negative", lambda: _submit(memory="-5MB"), ValueError, "memory.*'-5MB'"),
+    Case("memory-list", lambda: _submit(memory=[1]), TypeError, "memory must be a byte count"),
+    Case("deadline-negative", lambda: _submit(deadline=-1.0), ValueError, "deadline"),
+    Case("submit-not-callable", lambda: _submit_fn(5),
          TypeError, "callable"),
-    Case("partition-compute", lambda: gp.Scheduler(total_memory="1MB").create_partition(
-         "p", compute=2.0), ValueError, "compute.*2.0"),
-    Case("partition-id", lambda: gp.Scheduler(total_memory="1MB").create_partition(3),
+    Case("partition-compute", lambda: _partition("p", compute=2.0), ValueError, "compute.*2.0"),
+    Case("partition-id", lambda: _partition(3),
          TypeError, "partition_id"),
 ]  # fmt: skip
 
