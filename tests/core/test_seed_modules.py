@@ -142,6 +142,18 @@ def test_jit_module_stays_callable_and_checks_the_driver() -> None:
             jit_module('extern "C" __global__ void k(float* x) {}', func="k")
 
 
+def test_seed_top_level_jit_names() -> None:
+    import pygpukit.jit as jit_module
+
+    assert gp.jit is jit_module  # one meaning from import on, and still callable
+    names = ("warmup", "is_warmup_done", "get_warmup_error", "check_driver_compatibility",
+             "get_driver_requirements", "get_nvrtc_version", "JITKernel", "NvrtcError")  # fmt: skip
+    for name in names:
+        assert getattr(gp, name) is getattr(jit_module, name), name
+    with pytest.raises(ValueError, match="warmup is not an op"):
+        gp.explain("warmup")
+
+
 def test_warmup_without_a_gpu_reports_why() -> None:
     from pygpukit.jit import get_warmup_error, is_warmup_done, warmup
 

@@ -55,17 +55,30 @@ newaxis = None
 
 
 def jit(source: str, /, func: str, **options: _Any) -> _Any:
-    """Compile a CUDA C kernel at run time; served by the CUDA plugin (pygpukit-cuda)."""
-    from ._plugins import registry
+    """Compile a CUDA C kernel at run time; served by the CUDA plugin (pygpukit-cuda).
 
-    impl = registry().namespaces.get("jit")
-    if impl is None:
-        raise RuntimeError(
-            "pygpukit.jit needs the CUDA backend: pip install pygpukit-cuda "
-            "(and an NVIDIA GPU with its driver); `python -m pygpukit doctor` says what is missing"
-        )
-    return impl(source, func=func, **options)  # type: ignore[operator]
+    This is the signature type checkers see; at run time ``pygpukit.jit`` is the callable
+    module of the same name (imported below), which makes the same call and also holds
+    the seed's `JITKernel`, `warmup` and driver checks.
+    """
+    from .jit.compiler import jit as compile_kernel
 
+    return compile_kernel(source, func, **options)
+
+
+# Importing the submodule rebinds `pygpukit.jit` to it (a callable module, so `gp.jit(...)`
+# works either way); done here so that the name means one thing from the start.
+from . import jit as _jit_module  # noqa: E402
+from .jit.compiler import (  # noqa: E402  (the seed's top-level names)
+    JITKernel,
+    NvrtcError,
+    check_driver_compatibility,
+    get_driver_requirements,
+    get_nvrtc_version,
+    get_warmup_error,
+    is_warmup_done,
+    warmup,
+)
 
 #: names the CUDA plugin serves (a clearer error when it is not installed)
 _CUDA_NAMES = frozenset({"cuda", "ElementwiseKernel", "RawModule", "RawKernel"})

@@ -19,7 +19,8 @@ from ._plugins import registry
 _NOT_OPS = frozenset({
     "explain", "hookimpl", "jit", "get_device_info", "get_nvrtc_path", "is_cuda_available",
     "is_nvrtc_available", "promote_types", "result_type", "can_cast", "finfo", "iinfo",
-    "isdtype",
+    "isdtype", "warmup", "is_warmup_done", "get_warmup_error", "check_driver_compatibility",
+    "get_driver_requirements", "get_nvrtc_version",
 })  # fmt: skip
 
 

@@ -167,6 +167,7 @@ def warmup(background: bool = False, callback: Callable[[], None] | None = None)
 
 
 def is_warmup_done() -> bool:
+    """Whether the warm-up has finished (successfully or not; `get_warmup_error` says)."""
     return _warmup_done
 
 
