@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up a fresh machine for PyGPUkit development: a virtual environment in .venv with
-# every package installed editable, the Rust runtime built, and the test plugins.
+# every package installed editable and the Rust runtime built.
 # Safe to run again: it reuses .venv and reinstalls what changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,8 +23,13 @@ fi
 echo "== Python packages (editable) and dev tools"
 "$PY" -m pip install -q -r requirements-dev.txt
 
-for extra in tests/plugins/*/; do
-    [ -f "$extra/pyproject.toml" ] && "$PY" -m pip install -q "$extra"
+# The test-fixture plugins (tests/plugins/*) are not installed: the tests put them on the
+# path themselves (tests/plugins/testsite.py), so they never land in the user's environment.
+# A .venv made by an older setup.sh may still hold them; take them out.
+for fixture in pygpukit-broken pygpukit-toyblas; do
+    if "$PY" -m pip show -q "$fixture" >/dev/null 2>&1; then
+        "$PY" -m pip uninstall -q -y "$fixture"
+    fi
 done
 if [ -f pygpukit-cuda/pyproject.toml ]; then
     echo "== CUDA backend (builds without a GPU or CUDA Toolkit) and the NVRTC wheel"

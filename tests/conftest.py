@@ -7,8 +7,10 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-# The deliberately broken test plugins would warn on every plugin load (and pytest turns
-# that warning into an error); the tests that check how they are reported enable them.
+# The test plugins are not installed (tests/plugins/testsite.py puts them on the path of the
+# tests that use them); should an environment made by an older setup.sh still hold the
+# deliberately broken ones, they must not warn on every plugin load (pytest turns that
+# warning into an error). The tests that check how they are reported enable them.
 os.environ.setdefault("PYGPUKIT_DISABLE_PLUGINS", "broken,broken_hook")
 
 import pygpukit as gp

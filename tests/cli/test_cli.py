@@ -189,3 +189,19 @@ def test_table_is_ascii_and_wraps() -> None:
     assert lines[3:6] == ["| x? | one two |", "|    | three   |", "|    | four    |"]
     assert len({len(line) for line in lines}) == 1  # every line the same width
     assert ascii_text(np.float32(1.5)) == "1.5"
+
+
+def test_info_lists_one_providers_ops_dtypes_and_conventions(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["info", "--provider", "cpu", "--json"]) == 0
+    ops = {o["op"]: o for o in json.loads(capsys.readouterr().out)}
+    assert set(ops) == set(gp.plugins.providers()["cpu"].kernels)
+    assert ops["add"]["convention"] == "add(x1, x2, out, compute)"
+    assert ops["var"]["convention"] == "var(x, out, axes, *, correction)"
+    assert "float32" in ops["sum"]["dtypes"] or ops["sum"]["dtypes"] == ["all"]
+    assert main(["info", "--provider", "cpu"]) == 0
+    text = capsys.readouterr().out
+    assert "Provider cpu:" in text and "matmul(x1, x2, out, allow_tf32)" in text
+    assert main(["info", "--provider", "nope"]) == 2
+    assert "no kernel provider named 'nope'; known providers: cpu" in capsys.readouterr().out

@@ -68,6 +68,11 @@ def test_compile_error_carries_the_log_and_the_offending_line() -> None:
     assert 'identifier "undefined_name" is undefined' in message
     assert "line 2: x[0] = undefined_name;" in message
     assert "undefined_name" in info.value.log
+    # the seed's name for compile errors catches it too
+    import pygpukit as gp
+
+    assert isinstance(info.value, gp.NvrtcError)
+    assert info.value.compilation_log == info.value.log
 
 
 @needs_nvrtc

@@ -6,9 +6,10 @@ has a name for it; the seed API (`from_numpy`, `sub`, `mul`, `div`, `neg`, `clam
 `pygpukit.explain(op, *args)` says which one runs and why.
 """
 
-from __future__ import annotations
-
-from typing import Any
+# No `from __future__ import annotations` and no bare typing imports here: every name
+# this module binds is public API (`dir(pygpukit)` is what users and tools see).
+import math as _math
+from typing import Any as _Any
 
 from . import config, fft, memory, plugins
 from ._array import GPUArray
@@ -47,25 +48,45 @@ __array_api_version__ = "2023.12"
 
 bool = bool_  # noqa: A001 - the Array API name of the boolean dtype
 
+# The Array API's constants (Python floats, as the standard asks; newaxis is None).
+e = _math.e
+pi = _math.pi
+inf = _math.inf
+nan = _math.nan
+newaxis = None
 
-def jit(source: str, /, func: str, **options: Any) -> Any:
-    """Compile a CUDA C kernel at run time; served by the CUDA plugin (pygpukit-cuda)."""
-    from ._plugins import registry
 
-    impl = registry().namespaces.get("jit")
-    if impl is None:
-        raise RuntimeError(
-            "pygpukit.jit needs the CUDA backend: pip install pygpukit-cuda "
-            "(and an NVIDIA GPU with its driver); `python -m pygpukit doctor` says what is missing"
-        )
-    return impl(source, func=func, **options)  # type: ignore[operator]
+def jit(source: str, /, func: str, **options: _Any) -> _Any:
+    """Compile a CUDA C kernel at run time; served by the CUDA plugin (pygpukit-cuda).
 
+    This is the signature type checkers see; at run time ``pygpukit.jit`` is the callable
+    module of the same name (imported below), which makes the same call and also holds
+    the seed's `JITKernel`, `warmup` and driver checks.
+    """
+    from .jit.compiler import jit as compile_kernel
+
+    return compile_kernel(source, func, **options)
+
+
+# Importing the submodule rebinds `pygpukit.jit` to it (a callable module, so `gp.jit(...)`
+# works either way); done here so that the name means one thing from the start.
+from . import jit as _jit_module  # noqa: E402
+from .jit.compiler import (  # noqa: E402  (the seed's top-level names)
+    JITKernel,
+    NvrtcError,
+    check_driver_compatibility,
+    get_driver_requirements,
+    get_nvrtc_version,
+    get_warmup_error,
+    is_warmup_done,
+    warmup,
+)
 
 #: names the CUDA plugin serves (a clearer error when it is not installed)
 _CUDA_NAMES = frozenset({"cuda", "ElementwiseKernel", "RawModule", "RawKernel"})
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _Any:
     """Plugin namespaces (``gp.llm``, ``gp.audio``) answer here once registered."""
     from ._plugins import registry
 

@@ -24,7 +24,10 @@ class GPUArray:
     ``from_numpy`` and friends rather than with this constructor.
     """
 
-    __slots__ = ("__weakref__", "_buffer", "_device", "_dtype", "_offset", "_shape", "_strides")
+    __slots__ = (
+        "__weakref__", "_buffer", "_device", "_dtype", "_offset", "_readonly", "_shape",
+        "_strides",
+    )  # fmt: skip
     __array_priority__ = 100  # NumPy defers to our operators
 
     def __init__(
@@ -35,6 +38,7 @@ class GPUArray:
         device: Device,
         strides: tuple[int, ...] | None = None,
         offset: int = 0,
+        readonly: bool = False,
     ) -> None:
         self._buffer = buffer
         self._shape = shape
@@ -44,6 +48,8 @@ class GPUArray:
             strides if strides is not None else _views.contiguous_strides(shape, dtype.itemsize)
         )
         self._offset = offset
+        #: set on broadcast views (as NumPy does): their elements share memory
+        self._readonly = readonly
 
     # -- construction ---------------------------------------------------------------
     @classmethod
@@ -69,8 +75,12 @@ class GPUArray:
             backend_of(dev).upload(out._buffer, 0, np.ascontiguousarray(host))
         return out
 
-    def _view(self, shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> GPUArray:
-        return GPUArray(self._buffer, shape, self._dtype, self._device, strides, offset)
+    def _view(
+        self, shape: tuple[int, ...], strides: tuple[int, ...], offset: int, readonly: bool = False
+    ) -> GPUArray:
+        """A view of the same buffer; a view of a read-only array is read-only too."""
+        return GPUArray(self._buffer, shape, self._dtype, self._device, strides, offset,
+                        readonly or self._readonly)  # fmt: skip
 
     # -- metadata -------------------------------------------------------------------
     @property
@@ -116,6 +126,21 @@ class GPUArray:
     def buffer(self) -> Buffer:
         """The device buffer this array views (shared by all its views)."""
         return self._buffer
+
+    @property
+    def writable(self) -> bool:
+        """False for read-only views (``broadcast_to`` and ``broadcast_arrays`` results and
+        their views), whose elements may share memory; write to a ``.copy()`` instead."""
+        return not self._readonly
+
+    def check_writable(self, what: str = "the target") -> None:
+        """Raise ValueError (NumPy's type) if this array is a read-only view."""
+        if self._readonly:
+            raise ValueError(
+                f"{what} is read-only: a broadcast view (shape {self._shape}, strides "
+                f"{self._strides}) shares memory between elements and with its source; "
+                "write to a .copy() instead"
+            )
 
     @property
     def is_contiguous(self) -> bool:
@@ -195,15 +220,21 @@ class GPUArray:
 
     def expand_dims(self, axis: int = 0) -> GPUArray:
         ndim = self.ndim + 1
+        if isinstance(axis, int) and not -ndim <= axis < ndim:
+            raise _views.AxisError(
+                f"expand_dims: axis {axis} is out of range for a {self.ndim}-D array "
+                f"(the new axis goes at {-ndim} to {ndim - 1})"
+            )
         pos = _views.normalize_axis(axis, ndim)
         shape = (*self._shape[:pos], 1, *self._shape[pos:])
         strides = (*self._strides[:pos], 0, *self._strides[pos:])
         return self._view(shape, strides, self._offset)
 
     def broadcast_to(self, shape: Any) -> GPUArray:
+        """A read-only view of this array broadcast to `shape` (zero strides, as NumPy)."""
         target = _views.normalize_shape(shape)
         strides = _views.broadcast_strides(self._shape, self._strides, target)
-        return self._view(target, strides, self._offset)
+        return self._view(target, strides, self._offset, readonly=True)
 
     def __getitem__(self, key: Any) -> GPUArray:
         if is_basic_index(key):

@@ -9,6 +9,7 @@ that has the op for the dtypes. A provider that cannot serve is passed over, and
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -51,12 +52,48 @@ class Explanation:
 
 
 def check_backend_names(backend: Iterable[str], dispatch: dict[str, str], where: str) -> None:
-    """Raise ValueError if a setting names a provider no plugin registered."""
+    """Raise ValueError if a setting names a provider no plugin registered, or an op no
+    provider or public function knows (a misspelt op would otherwise be ignored)."""
     known = registry().providers
     for name in [*backend, *dispatch.values()]:
         if name not in known:
             raise ValueError(
                 f"{where}: unknown backend {name!r}; known backends: {', '.join(sorted(known))}"
+            )
+    for op in dispatch:
+        problem = unknown_op_message(op)
+        if problem:
+            raise ValueError(f"{where}: dispatch setting {op}:{dispatch[op]}: {problem}")
+
+
+def unknown_op_message(op: str) -> str | None:
+    """None for a known op name, else 'unknown op ...' with the closest known names."""
+    import difflib
+
+    from ._explain import known_ops
+
+    ops = known_ops()
+    if op in ops:
+        return None
+    close = difflib.get_close_matches(op, sorted(ops), n=3, cutoff=0.6)
+    hint = f"; did you mean {', '.join(close)}?" if close else "; see python -m pygpukit info"
+    return f"unknown op {op!r}{hint}"
+
+
+def _warn_unknown_dispatch_ops(snap: config.Snapshot) -> None:
+    """Once per settings snapshot: warn about op names in the `dispatch` setting (from
+    the environment or a file) that nothing knows; they would never take effect."""
+    if snap.dispatch_cache.get("__dispatch_ops_checked__"):
+        return
+    snap.dispatch_cache["__dispatch_ops_checked__"] = True
+    setting = snap.settings["dispatch"]
+    for op, backend in setting.value.items():
+        problem = unknown_op_message(op)
+        if problem:
+            warnings.warn(
+                f"{setting.source}: dispatch entry {op}:{backend} is ignored: {problem}",
+                UserWarning,
+                stacklevel=5,
             )
 
 
@@ -112,7 +149,10 @@ def resolve(
     """The slow path: rank the providers, take the first that serves, say why."""
     expl = Explanation(op, str(device), tuple(d.name for d in dtypes), None)
     found: Kernel | None = None
-    for provider, why in _ranked(op, device.type, config.current(), explicit):
+    snap = config.current()
+    if snap.settings["dispatch"].value:
+        _warn_unknown_dispatch_ops(snap)
+    for provider, why in _ranked(op, device.type, snap, explicit):
         if provider.device_type != device.type:
             if provider.name == explicit:
                 raise DispatchError(
@@ -151,7 +191,11 @@ def kernel_for(
         found, expl = resolve(op, device, dtypes, explicit)
         if found is None:
             if device.type not in registry().devices:
-                raise DispatchError(f"no plugin provides device type {device.type!r}")
+                note = registry().not_loaded_note()
+                raise DispatchError(
+                    f"no plugin provides device type {device.type!r}"
+                    + (f" ({note})" if note else "")
+                )
             raise DispatchError(f"cannot run {expl}")
         kernel = cache[key] = found
     return kernel

@@ -13,6 +13,8 @@ import ctypes
 import threading
 from typing import Any
 
+import _pygpukit_rust as _rust
+
 from . import _dtypes as dt
 from ._views import contiguous_strides
 
@@ -70,9 +72,8 @@ class DLManagedTensorVersioned(ctypes.Structure):
 
 
 _api = ctypes.pythonapi
-_CAPSULE_DESTRUCTOR = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 _api.PyCapsule_New.restype = ctypes.py_object
-_api.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, _CAPSULE_DESTRUCTOR]
+_api.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
 _api.PyCapsule_IsValid.restype = ctypes.c_int
 _api.PyCapsule_IsValid.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
 _api.PyCapsule_GetPointer.restype = ctypes.c_void_p
@@ -91,15 +92,9 @@ def _deleter(address: int | None) -> None:
         _live.pop(address or 0, None)
 
 
-@_CAPSULE_DESTRUCTOR
-def _capsule_destructor(capsule: int | None) -> None:
-    # Only an unconsumed capsule still owns its tensor (a consumer renames it used_*).
-    for name in (b"dltensor", b"dltensor_versioned"):
-        if _api.PyCapsule_IsValid(capsule, name):
-            address = _api.PyCapsule_GetPointer(capsule, name)
-            with _live_lock:
-                _live.pop(address, None)
-            return
+# The capsule destructor is C (in the Rust module): a consumer that refuses a capsule drops
+# it with an exception pending, which a Python (ctypes) destructor would clobber.
+_capsule_destructor = ctypes.c_void_p(_rust.dlpack_capsule_destructor())
 
 
 def live_exports() -> int:
@@ -227,8 +222,20 @@ def export_array(array: Any, device_type: int, device_id: int, *, max_version: A
         array = array.copy()
         flags |= FLAG_IS_COPIED
     versioned = max_version is not None and int(max_version[0]) >= 1
-    if not versioned and array.dtype.name.startswith("float8"):
-        raise BufferError(f"{array.dtype.name} needs versioned DLPack (max_version >= (1, 1))")
+    if array.dtype.name.startswith("float8") and (
+        not versioned or tuple(int(v) for v in max_version) < (1, 1)
+    ):
+        raise BufferError(
+            f"a {array.dtype.name} array needs DLPack 1.1 (max_version >= (1, 1)); the "
+            f"consumer asked for {max_version}: convert with .astype('float32') first"
+        )
+    if not array.writable:
+        if not versioned:
+            raise BufferError(
+                "a read-only (broadcast) view needs versioned DLPack to say so "
+                "(max_version >= (1, 0)); export a .copy() instead"
+            )
+        flags |= FLAG_READ_ONLY
     return export(array, device_type, device_id, versioned=versioned, flags=flags)
 
 

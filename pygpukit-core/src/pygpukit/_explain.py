@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import types
 from typing import Any
 
 import numpy as np
@@ -14,14 +15,27 @@ from ._dtypes import DataType, as_dtype
 from ._placement import default_device
 from ._plugins import registry
 
+#: public functions of pygpukit that are not ops: nothing dispatches them
+_NOT_OPS = frozenset({
+    "explain", "hookimpl", "jit", "get_device_info", "get_nvrtc_path", "is_cuda_available",
+    "is_nvrtc_available", "promote_types", "result_type", "can_cast", "finfo", "iinfo",
+    "isdtype", "warmup", "is_warmup_done", "get_warmup_error", "check_driver_compatibility",
+    "get_driver_requirements", "get_nvrtc_version",
+})  # fmt: skip
+
 
 def known_ops() -> set[str]:
-    """Op names some provider has a kernel for, plus the public functions of pygpukit."""
+    """Op names some provider has a kernel for, plus the public functions of pygpukit
+    (functions only: classes such as Scheduler, dtypes and modules are not ops)."""
     import pygpukit
 
     names = {op for p in registry().providers.values() for op in p.kernels}
-    public = {n for n in dir(pygpukit) if not n.startswith("_") and callable(getattr(pygpukit, n))}
-    return names | (public - {"explain", "hookimpl"})
+    public = {
+        n
+        for n in dir(pygpukit)
+        if not n.startswith("_") and isinstance(getattr(pygpukit, n), types.FunctionType)
+    }
+    return names | (public - _NOT_OPS)
 
 
 def _key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Device, tuple[DataType, ...]]:
@@ -66,6 +80,13 @@ def explain(op: str, /, *args: Any, backend: str | None = None, **kwargs: Any) -
         raise TypeError(f"explain wants an op name such as 'add', got {op!r}")
     ops = known_ops()
     if op not in ops:
+        import pygpukit
+
+        if not op.startswith("_") and hasattr(pygpukit, op):
+            raise ValueError(
+                f"pygpukit.{op} is not an op (it is a {type(getattr(pygpukit, op)).__name__}); "
+                "explain answers for ops such as 'add' or 'matmul'"
+            )
         close = difflib.get_close_matches(op, sorted(ops), n=5, cutoff=0.6)
         hint = f"; did you mean {', '.join(close)}?" if close else "; see python -m pygpukit info"
         raise ValueError(f"unknown op {op!r}{hint}")

@@ -46,11 +46,16 @@ class Info:
     def dtypes(
         self, *, device: Any = None, kind: str | tuple[str, ...] | None = None
     ) -> dict[str, DataType]:
-        """The supported dtypes by name, optionally only those of `kind` (isdtype's kinds)."""
+        """The standard's dtypes PyGPUkit supports, by name, optionally only those of `kind`
+        (isdtype's kinds). The extra storage types (float16, bfloat16, float8) are not
+        Array API dtypes, so they are not listed here; ``gp.float16`` and friends work."""
         from ._ops.utility import isdtype
 
         self._check_device(device)
-        return {d.name: d for d in dt.EVERY_DTYPE if kind is None or isdtype(d, kind)}
+        return {
+            d.name: d for d in dt.EVERY_DTYPE
+            if d.name in _STANDARD and (kind is None or isdtype(d, kind))
+        }  # fmt: skip
 
     def _check_device(self, device: Any) -> None:
         if device is not None:
@@ -60,6 +65,13 @@ class Info:
 
     def __repr__(self) -> str:
         return "pygpukit.__array_namespace_info__()"
+
+
+#: the Array API's real and boolean dtypes (the complex ones come with complex support)
+_STANDARD = frozenset({
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float32", "float64", "complex64", "complex128",
+})  # fmt: skip
 
 
 def __array_namespace_info__() -> Info:

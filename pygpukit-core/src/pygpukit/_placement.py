@@ -11,9 +11,10 @@ def backend_of(device: Device) -> DeviceBackend:
     backend = registry().devices.get(device.type)
     if backend is None:
         known = ", ".join(sorted(registry().devices)) or "none"
+        note = registry().not_loaded_note()
+        hint = note if note else f"install its package, e.g. pygpukit-{device.type}"
         raise ValueError(
-            f"no plugin provides device type {device.type!r} (known device types: {known}); "
-            f"install its package, e.g. pygpukit-{device.type}"
+            f"no plugin provides device type {device.type!r} (known device types: {known}); {hint}"
         )
     return backend
 
@@ -60,6 +61,9 @@ def _best_present(order: list[str]) -> Device:
             present = backend.devices()
             if present:
                 return present[0]
+    note = reg.not_loaded_note()
+    if note:
+        raise RuntimeError(f"no device is available, not even the CPU: {note}")
     raise RuntimeError(
         "no device is available, not even the CPU: is pygpukit-core installed with its "
         "entry points? Run `python -m pygpukit doctor`"

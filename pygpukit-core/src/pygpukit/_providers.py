@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -41,10 +42,17 @@ class KernelProvider:
 
     >>> cpu = KernelProvider("mycpu", device_type="cpu")
     >>> @cpu.kernel("add", dtypes=["float32"])
-    ... def add(x1, x2, out): ...
+    ... def add(x1, x2, out, compute): ...
 
     Each op's kernel follows the calling convention of that op, documented in
-    ``pygpukit.ops_catalog``; it is handed arrays already on its device.
+    :mod:`pygpukit.ops_catalog` (``pygpukit.ops_catalog.convention("add")``); it is handed
+    arrays already on its device. A kernel whose signature cannot take that call is
+    refused at registration with a TypeError naming the op and the expected call.
+
+    `priority` orders providers of one device type when the user's ``backend`` setting does
+    not: the highest wins (the built-in CPU provider has 0; a provider meant as a fallback
+    takes a negative one). `device_type` must be one a plugin registers (``"cpu"``,
+    ``"cuda"``, or the plugin's own); a misspelt one is reported when the plugin loads.
     """
 
     def __init__(
@@ -55,9 +63,14 @@ class KernelProvider:
         priority: int = 0,
         description: str = "",
         gates_launches: bool = False,
+        name_errors: bool = True,
     ) -> None:
-        if not name or not name.replace("_", "").replace("-", "").isalnum():
+        if not isinstance(name, str) or not name.replace("_", "").replace("-", "").isalnum():
             raise ValueError(f"provider name must be alphanumeric (with - or _), got {name!r}")
+        if not isinstance(device_type, str) or not device_type:
+            raise TypeError(f"provider {name!r}: device_type is a str such as 'cpu' or 'cuda'")
+        if isinstance(priority, bool) or not isinstance(priority, int):
+            raise TypeError(f"provider {name!r}: priority must be an int, got {priority!r}")
         self.name = name
         self.device_type = device_type
         self.priority = priority
@@ -65,16 +78,41 @@ class KernelProvider:
         #: True when every kernel's launches go through a native launch gate that asks the
         #: scheduler for the device (pygpukit-cuda's); others are gated by the core
         self.gates_launches = gates_launches
+        #: whether an exception raised by a kernel gets a note naming the op, this
+        #: provider and its plugin; costs one Python call per launch, so a provider on a
+        #: measured hot path may turn it off
+        self.name_errors = name_errors
+        #: the plugin that registered this provider (set by the registry)
+        self.plugin = ""
         self.kernels: dict[str, Kernel] = {}
 
     def add(self, op: str, fn: Callable[..., Any], dtypes: Iterable[Any] | None = None) -> None:
-        """Register `fn` as this provider's kernel for `op`.
+        """Register `fn` as this provider's kernel for `op` (checked against the op's
+        calling convention). `dtypes` lists the input dtypes it accepts; None means every
+        real dtype. Complex dtypes are served only by kernels that list them."""
+        if not isinstance(op, str) or not op:
+            raise TypeError(f"provider {self.name!r}: an op name is a non-empty str, got {op!r}")
+        from .ops_catalog import check_kernel
 
-        `dtypes` lists the input dtypes it accepts; None means every real dtype. Complex
-        dtypes are served only by kernels that list them.
-        """
+        check_kernel(op, fn, self.name)
         accepted = None if dtypes is None else frozenset(as_dtype(d) for d in dtypes)
-        self.kernels[op] = Kernel(op, fn, self.name, accepted, self.gates_launches)
+        call = self._naming(op, fn) if self.name_errors else fn
+        self.kernels[op] = Kernel(op, call, self.name, accepted, self.gates_launches)
+
+    def _naming(self, op: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """`fn`, with a note naming the op, provider and plugin on what it raises."""
+        provider = self
+
+        @functools.wraps(fn)
+        def kernel(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(*args, **kwargs)
+            except Exception as exc:
+                plugin = f" (plugin {provider.plugin!r})" if provider.plugin else ""
+                exc.add_note(f"raised by the {op!r} kernel of provider {provider.name!r}{plugin}")
+                raise
+
+        return kernel
 
     def kernel(self, op: str, dtypes: Iterable[Any] | None = None) -> Callable[[F], F]:
         """Decorator form of `add`."""

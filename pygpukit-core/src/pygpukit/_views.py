@@ -46,13 +46,18 @@ def normalize_shape(shape: Any, allow_unknown: bool = False) -> Shape:
     return dims
 
 
+class AxisError(ValueError, IndexError):
+    """An axis out of range: a ValueError (as the op layer's other checks) and an
+    IndexError (as the Array API asks), like NumPy's AxisError."""
+
+
 def normalize_axis(axis: int, ndim: int, name: str = "axis") -> int:
     try:
         axis = operator.index(axis)
     except TypeError:
         raise TypeError(f"{name} must be an int, got {type(axis).__name__}") from None
     if not -ndim <= axis < max(ndim, 1) or (ndim == 0 and axis not in (0, -1)):
-        raise ValueError(f"{name} {axis} is out of range for an array of {ndim} dimension(s)")
+        raise AxisError(f"{name} {axis} is out of range for an array of {ndim} dimension(s)")
     return axis % ndim if ndim else 0
 
 

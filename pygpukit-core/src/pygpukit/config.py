@@ -124,12 +124,16 @@ class Snapshot:
 
 
 def _parse_layer(values: dict[str, Any], where: str) -> dict[str, Any]:
+    """Parse each value; an error names where the value came from (file, variable, call)."""
     out = {}
     for key, raw in values.items():
         spec = SPECS.get(key)
         if spec is None:
             raise ValueError(f"{where}: unknown setting {key!r}; known: {', '.join(SPECS)}")
-        out[key] = spec.parse(raw, key)
+        try:
+            out[key] = spec.parse(raw, key)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"{where}: {exc}") from None
     return out
 
 
@@ -145,12 +149,22 @@ def _env_layer() -> list[tuple[str, dict[str, Any]]]:
 def _file_layer(path: Path, table: str | None) -> tuple[str, dict[str, Any]] | None:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ValueError(
+            f"cannot read PyGPUkit settings from {path}: not UTF-8 text (byte {exc.start})"
+        ) from None
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ValueError(f"cannot read PyGPUkit settings from {path}: {exc}") from exc
     if table is not None:
-        data = data.get("tool", {}).get(table)
-        if data is None:
+        tool = data.get("tool", {})
+        section = tool.get(table) if isinstance(tool, dict) else None
+        if section is None:
             return None
+        if not isinstance(section, dict):
+            raise TypeError(
+                f"{path}: tool.{table} must be a table of settings, got a {type(section).__name__}"
+            )
+        data = section
     known = {k: v for k, v in data.items() if k in SPECS}
     for key in data.keys() - known.keys():
         warnings.warn(f"{path}: unknown PyGPUkit setting {key!r} ignored", stacklevel=4)
@@ -165,9 +179,23 @@ def project_file(start: Path | None = None) -> tuple[Path, str | None] | None:
         if own.is_file():
             return own, None
         pyproject = folder / "pyproject.toml"
-        if pyproject.is_file() and "[tool.pygpukit]" in pyproject.read_text(encoding="utf-8"):
+        if pyproject.is_file() and "[tool.pygpukit" in _text_or_warn(pyproject):
             return pyproject, "pygpukit"
     return None
+
+
+def _text_or_warn(path: Path) -> str:
+    """A pyproject.toml's text; one PyGPUkit cannot read is another project's business, so
+    it is skipped with a warning rather than breaking every op."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else str(exc)
+        warnings.warn(
+            f"{path} skipped while looking for [tool.pygpukit] settings: {reason}",
+            stacklevel=5,
+        )
+        return ""
 
 
 def user_file() -> Path:

@@ -66,7 +66,7 @@ from __future__ import annotations
 import builtins
 
 from ._device import DeviceBackend
-from ._plugins import PluginInfo, PluginLoadWarning, registry
+from ._plugins import PluginCheckWarning, PluginInfo, PluginLoadWarning, registry
 from ._plugins import reload as _reload_registry
 from ._providers import KernelProvider
 
@@ -107,6 +107,15 @@ def devices() -> dict[str, DeviceBackend]:
     return dict(registry().devices)
 
 
+def namespace(name: str) -> object:
+    """The namespace a plugin registered as `name` (also when a core name hides it)."""
+    found = registry().namespaces.get(name)
+    if found is None:
+        known = ", ".join(sorted(registry().namespaces)) or "none"
+        raise ValueError(f"no plugin namespace named {name!r}; registered: {known}")
+    return found
+
+
 def get(name: str) -> PluginInfo:
     """The record of plugin `name`; ValueError listing the known names if there is none."""
     found = registry().plugins.get(name)
@@ -117,6 +126,6 @@ def get(name: str) -> PluginInfo:
 
 
 __all__ = [
-    "PluginInfo", "PluginLoadWarning", "devices", "get", "list", "providers", "register",
-    "reload", "unregister",
+    "PluginCheckWarning", "PluginInfo", "PluginLoadWarning", "devices", "get", "list",
+    "namespace", "providers", "register", "reload", "unregister",
 ]  # fmt: skip

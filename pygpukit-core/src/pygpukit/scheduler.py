@@ -57,6 +57,50 @@ def _task_stream(device: Device, priority: int) -> Any:
     return cuda.Stream(priority=level, non_blocking=True, device=device.index)
 
 
+_I32 = (-(2**31), 2**31 - 1)
+
+
+def _size(value: Any, name: str) -> int | str | None:
+    """A byte count (int > 0) or a size string such as "512MB" (parsed by Rust); checked
+    here so that the error names the argument."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise TypeError(
+            f"{name} must be a byte count (int) or a size string such as '512MB', "
+            f"got {type(value).__name__}"
+        )
+    if isinstance(value, str):
+        text = value.strip()
+        if not text or text.startswith("-"):
+            raise ValueError(f"{name} must be a positive size such as '512MB', got {value!r}")
+        return text
+    if value <= 0:
+        raise ValueError(f"{name} must be a positive number of bytes, got {value}")
+    if value >= 2**64:
+        raise ValueError(f"{name} is too large ({value} bytes does not fit in 64 bits)")
+    return value
+
+
+def _number(value: Any, name: str, low: float, high: float, *, low_open: bool) -> float:
+    """A finite real in (low, high] (low_open) or [low, high]; the error names `name`."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+    ok = (low < value if low_open else low <= value) and value <= high
+    if not ok or value != value:
+        bracket = "(" if low_open else "["
+        raise ValueError(f"{name} must be in {bracket}{low}, {high}], got {value}")
+    return float(value)
+
+
+def _integer(value: Any, name: str, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if not low <= value <= high:
+        raise ValueError(f"{name} must be in [{low}, {high}], got {value}")
+    return value
+
+
 def _host_memory() -> int:
     try:
         return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
@@ -136,6 +180,11 @@ class Scheduler:
         from . import memory
         from ._placement import resolve_device
 
+        total_memory = _size(total_memory, "total_memory")
+        _number(total_bandwidth, "total_bandwidth", 0.0, 1.0, low_open=True)
+        _integer(workers, "workers", 1, 1024)
+        _number(launch_rate, "launch_rate", 0.0, float("inf"), low_open=True)
+        _number(fair_share_idle, "fair_share_idle", 0.0, 3600.0, low_open=False)
         self.device = resolve_device(device)
         if total_memory is None:
             quota = memory.stats(self.device).get("quota")
@@ -168,10 +217,30 @@ class Scheduler:
         best_effort (inferred from the sizes when omitted); `deadline` seconds from now.
         Raises AdmissionError when the task can never be admitted.
         """
+        if not callable(fn):
+            raise TypeError(f"submit wants a callable first, got {type(fn).__name__}")
+        if policy is not None and not isinstance(policy, str):
+            raise TypeError(
+                f"policy must be 'guaranteed', 'burstable' or 'best_effort', "
+                f"got {type(policy).__name__} {policy!r}"
+            )
         if policy is not None and policy.lower() not in _POLICIES:
             raise ValueError(
                 f"unknown policy {policy!r}; use 'guaranteed', 'burstable' or 'best_effort'"
             )
+        memory = _size(memory, "memory")
+        memory_limit = _size(memory_limit, "memory_limit")
+        if bandwidth is not None:
+            _number(bandwidth, "bandwidth", 0.0, 1.0, low_open=True)
+        _integer(priority, "priority", *_I32)
+        if deadline is not None:
+            _number(deadline, "deadline", 0.0, float("inf"), low_open=False)
+        if partition is not None and not isinstance(partition, str):
+            raise TypeError(
+                f"partition must be a partition id (str), got {type(partition).__name__}"
+            )
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"name must be a str, got {type(name).__name__}")
         if memory_limit is None:
             memory_limit = memory
         task_name = name or getattr(fn, "__name__", None) or type(fn).__name__
@@ -206,6 +275,12 @@ class Scheduler:
         priority: int = 0,
     ) -> Any:
         """A partition with a memory quota, a compute share and a priority band."""
+        if not isinstance(partition_id, str) or not partition_id:
+            raise TypeError(f"partition_id must be a non-empty str, got {partition_id!r}")
+        memory = _size(memory, "memory")
+        if compute is not None:
+            _number(compute, "compute", 0.0, 1.0, low_open=True)
+        _integer(priority, "priority", *_I32)
         limits = _rust.PartitionLimits(memory, compute, priority)
         return self._rs.create_partition(partition_id, name or partition_id, limits)
 

@@ -13,6 +13,7 @@ import threading
 from dataclasses import dataclass
 
 import _pygpukit_rust as _rust
+from pygpukit.jit.compiler import NvrtcError
 
 from . import cache, nvrtc_facts
 from ._loader import nvrtc
@@ -21,12 +22,18 @@ from ._loader import nvrtc
 BASE_OPTIONS = ("-std=c++17", "-default-device")
 
 
-class CompileError(RuntimeError):
-    """NVRTC rejected the source; `log` is NVRTC's log."""
+class CompileError(NvrtcError):
+    """NVRTC rejected the source; `log` is NVRTC's log (``gp.NvrtcError``, the seed's name,
+    catches it; it is a RuntimeError)."""
 
     def __init__(self, message: str, log: str) -> None:
         super().__init__(message)
         self.log = log
+
+    @property
+    def compilation_log(self) -> str:
+        """The seed's name for `log`."""
+        return self.log
 
 
 @dataclass(frozen=True)

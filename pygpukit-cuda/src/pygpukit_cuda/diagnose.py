@@ -56,7 +56,7 @@ def _report_nvrtc(report: Report) -> bool:
 
 
 def _report_compile(report: Report) -> None:
-    from pygpukit import _dtypes as dt
+    from pygpukit.core import dtypes as dt
 
     from . import launcher
     from .kernels import source

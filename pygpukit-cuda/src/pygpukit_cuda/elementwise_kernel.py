@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 from pygpukit import GPUArray
-from pygpukit import _dtypes as dt
+from pygpukit.core import dtypes as dt
 
 from . import launcher, streams
 from .device_choice import require_gpu

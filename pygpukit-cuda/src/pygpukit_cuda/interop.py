@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-# from the submodule itself: `from pygpukit import _dlpack` would look plugins up mid-import
-from pygpukit._dlpack import KDL_CUDA, export_array
+from pygpukit.backend import DLPACK_CUDA as KDL_CUDA
+from pygpukit.backend import export_dlpack as export_array
 
 from . import _loader, streams
 

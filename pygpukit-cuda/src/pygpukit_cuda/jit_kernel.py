@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 from pygpukit import GPUArray
-from pygpukit import _dtypes as dt
+from pygpukit.core import dtypes as dt
 
 from . import launch_limits, launcher
 from .device_choice import require_gpu

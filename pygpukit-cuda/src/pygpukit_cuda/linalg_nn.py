@@ -19,9 +19,9 @@ import functools
 import math
 
 from pygpukit import GPUArray, KernelProvider
-from pygpukit import _dtypes as dt
 from pygpukit import config as _config
-from pygpukit._ops.copying import astype
+from pygpukit.backend import astype
+from pygpukit.core import dtypes as dt
 
 from . import launcher
 from . import provider as _provider

@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 from pygpukit import GPUArray
-from pygpukit import _dtypes as dt
-from pygpukit._views import broadcast_shapes
+from pygpukit.backend import broadcast_shapes
+from pygpukit.core import dtypes as dt
 
 from . import launcher
 from .device_facts import BLOCK

@@ -13,7 +13,7 @@ import math
 from typing import Any
 
 from pygpukit import GPUArray, KernelProvider
-from pygpukit import _dtypes as dt
+from pygpukit.core import dtypes as dt
 
 from . import launcher
 from .device_facts import data_ptr as _ptr

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pygpukit import GPUArray, KernelProvider
-from pygpukit import _dtypes as dt
+from pygpukit.core import dtypes as dt
 
 from . import launch_plan, launcher, streams
 from .device_facts import BLOCK, sm_count

@@ -2,6 +2,7 @@
 use pyo3::prelude::*;
 
 mod copier;
+mod dlpack;
 mod dispatch;
 mod memory;
 mod scheduler;
@@ -14,5 +15,6 @@ fn _pygpukit_rust(m: &Bound<'_, PyModule>) -> PyResult<()> {
     scheduler::register(m)?;
     transfer::register(m)?;
     dispatch::register(m)?;
+    dlpack::register(m)?;
     Ok(())
 }

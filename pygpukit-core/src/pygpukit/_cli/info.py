@@ -21,7 +21,31 @@ COMMON_DTYPES = ("float32", "float16", "bfloat16", "float64", "int32", "int64", 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("info", help="devices, plugins, providers and which provider runs each op")
     p.add_argument("--json", action="store_true", help="print the same facts as JSON")
+    p.add_argument(
+        "--provider", metavar="NAME",
+        help="list one kernel provider's ops: the dtypes each accepts and its calling convention",
+    )  # fmt: skip
     p.set_defaults(run=run)
+
+
+def provider_ops(reg: Registry, name: str) -> list[dict[str, Any]]:
+    """One provider's ops: accepted dtypes ("all" when any) and the calling convention."""
+    from .. import ops_catalog
+
+    provider = reg.providers.get(name)
+    if provider is None:
+        known = ", ".join(sorted(reg.providers)) or "none"
+        raise ValueError(f"no kernel provider named {name!r}; known providers: {known}")
+    out = []
+    for op, kernel in sorted(provider.kernels.items()):
+        conv = ops_catalog.conventions().get(op)
+        dtypes = sorted(d.name for d in kernel.dtypes) if kernel.dtypes is not None else ["all"]
+        out.append({
+            "op": op,
+            "dtypes": dtypes,
+            "convention": f"{op}{conv.signature}" if conv else "(unknown op)",
+        })  # fmt: skip
+    return out
 
 
 def _owner(reg: Registry, kind: str, name: str) -> str:
@@ -181,6 +205,19 @@ def render(data: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.provider:
+        try:
+            ops = provider_ops(registry(), args.provider)
+        except ValueError as exc:
+            print(f"error: {exc}")
+            return 2
+        if args.json:
+            print(json.dumps(ops, indent=2))
+        else:
+            print(heading(f"Provider {args.provider}: {len(ops)} ops"))
+            rows = [[o["op"], ", ".join(o["dtypes"]), o["convention"]] for o in ops]
+            print(table(["op", "dtypes", "kernel(...)"], rows, widths={1: 50, 2: 50}))
+        return 0
     data = collect()
     print(json.dumps(data, indent=2, default=str) if args.json else render(data))
     return 0

@@ -28,9 +28,18 @@ def copy(x: GPUArray, /, *, backend: str | None = None) -> GPUArray:
 
 
 def astype(
-    x: GPUArray, dtype: Any, /, *, copy: bool = True, backend: str | None = None
-) -> GPUArray:
-    """`x` converted to `dtype` (a new array unless copy=False and the dtype matches)."""
+    x: GPUArray, dtype: Any, /, *, copy: bool = True, device: Any = None,
+    backend: str | None = None,
+) -> GPUArray:  # fmt: skip
+    """`x` converted to `dtype` (a new array unless copy=False and the dtype matches),
+    on `device` when given (the Array API's ``device=``: converted, then moved)."""
+    if not isinstance(x, GPUArray):
+        raise TypeError(f"astype wants a GPUArray, got {type(x).__name__}")
+    if device is not None:
+        from .._device import Device
+
+        if Device.parse(device) != x.device:
+            return astype(x, dtype, copy=copy, backend=backend).to_device(device)
     target = dt.as_dtype(dtype)
     if target is x.dtype and not copy:
         return x
@@ -58,6 +67,7 @@ def check_cast(op: str, src: dt.DataType, dst: dt.DataType) -> None:
 
 
 def fill(out: GPUArray, value: bool | int | float | complex, backend: str | None = None) -> None:
+    out.check_writable("fill: the target")
     if isinstance(value, complex) and not out.dtype.is_complex:
         raise TypeError(f"cannot store the complex value {value} in a {out.dtype.name} array")
     if out.dtype.is_integer and isinstance(value, int) and not isinstance(value, bool):
@@ -72,6 +82,7 @@ def fill(out: GPUArray, value: bool | int | float | complex, backend: str | None
 
 def assign(target: GPUArray, value: Any, backend: str | None = None) -> None:
     """`target[...] = value`: a scalar, or an array broadcast to the target's shape."""
+    target.check_writable("the assignment target")
     src = scalar_or_array(value, "value")
     if not isinstance(src, GPUArray):
         fill(target, src, backend)
@@ -103,6 +114,7 @@ def inplace(op: str, target: GPUArray, other: Any) -> GPUArray:
     """`target op= other`: the result must keep target's shape and dtype."""
     if op not in BINARY:
         raise ValueError(f"unknown in-place op {op!r}")
+    target.check_writable(f"in-place {op}: the target")
     src = scalar_or_array(other, "other")
     if isinstance(src, GPUArray) and _may_overlap(src, target):
         src = copy(src)

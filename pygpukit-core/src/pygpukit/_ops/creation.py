@@ -156,10 +156,22 @@ def asarray(
         host = np.from_dlpack(obj)
     else:
         host = np.asarray(obj)
+        if host.dtype.kind == "O" or host.dtype == np.uint64:
+            _check_python_ints(host)
     if dtype is not None:
         target = dt.as_dtype(dtype)
-        if target.is_integer and host.dtype.kind == "f":
-            raise TypeError(f"asarray: refusing to truncate floats to {target.name} silently")
+        if target.is_integer and host.dtype.kind == "f" and host.size:
+            lossy = host[~np.isfinite(host) | (host != np.trunc(host))]
+            if lossy.size:  # whole floats (and empty input, float64 in NumPy) convert exactly
+                raise TypeError(
+                    f"asarray: {float(lossy.flat[0])!r} is not a whole number: refusing to "
+                    f"truncate floats to {target.name} silently"
+                )
+            check_int_fits(int(host.min()), target)
+            check_int_fits(int(host.max()), target)
+        if target.is_integer and host.dtype.kind in "iu" and host.size:
+            check_int_fits(int(host.min()), target)
+            check_int_fits(int(host.max()), target)
         if host.dtype.kind == "c" and not target.is_complex:
             raise TypeError(
                 f"asarray: cannot convert complex data to {target.name} (it would drop the "
@@ -173,6 +185,29 @@ def asarray(
     elif host.dtype.kind in "OUS":
         raise TypeError(f"asarray: cannot make an array from {type(obj).__name__} {obj!r:.60}")
     return GPUArray.from_numpy(host, target_device(device))
+
+
+def _int_arg(fn: str, name: str, value: Any) -> int:
+    """`value` as an int (bools refused); TypeError naming the function and argument."""
+    if isinstance(value, bool):
+        raise TypeError(f"{fn}: {name} must be an int, got bool {value}")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(
+            f"{fn}: {name} must be an int, got {type(value).__name__} {value!r}"
+        ) from None
+
+
+def _check_python_ints(host: np.ndarray) -> None:
+    """Python ints beyond int64 make NumPy fall back to uint64 or objects: say which value."""
+    for value in host.flat:
+        is_int = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+        if is_int and not -(2**63) <= int(value) < 2**63:
+            raise OverflowError(
+                f"asarray: {int(value)} overflows int64 (the integer dtype for Python "
+                f"ints holds {-(2**63)} to {2**63 - 1}); pass floats or dtype='float64'"
+            )
 
 
 def arange(
@@ -222,7 +257,7 @@ def linspace(
     backend: str | None = None,
 ) -> GPUArray:
     """`num` evenly spaced values from start to stop (inclusive unless endpoint=False)."""
-    num = operator.index(num)
+    num = _int_arg("linspace", "num", num)
     if num < 0:
         raise ValueError(f"linspace: num must be >= 0, got {num}")
     is_complex = isinstance(start, complex) or isinstance(stop, complex)
@@ -248,10 +283,11 @@ def eye(
     backend: str | None = None,
 ) -> GPUArray:
     """A 2-D array with ones on diagonal k."""
+    _int_arg("eye", "k", k)
     shape = normalize_shape((n_rows, n_rows if n_cols is None else n_cols))
     out = _empty(shape, _dtype_or(dtype, dt.DEFAULT_FLOAT), target_device(device))
     if out.size:
-        kernel_on("eye", out.device, (out.dtype,), backend)(out, operator.index(k))
+        kernel_on("eye", out.device, (out.dtype,), backend)(out, _int_arg("eye", "k", k))
     return out
 
 
@@ -276,13 +312,16 @@ def triu(x: GPUArray, /, *, k: int = 0, backend: str | None = None) -> GPUArray:
     return _triangle("triu", x, k, backend)
 
 
-def meshgrid(*arrays: GPUArray, indexing: str = "xy") -> list[GPUArray]:
-    """Coordinate grids from 1-D arrays (views, broadcast without copies)."""
+def meshgrid(*arrays: GPUArray, indexing: str = "xy", copy: bool = True) -> list[GPUArray]:
+    """Coordinate grids from 1-D arrays: new arrays, or with ``copy=False`` read-only
+    broadcast views of the inputs (as ``numpy.meshgrid``)."""
     if indexing not in ("xy", "ij"):
         raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
-    for a in arrays:
-        if not isinstance(a, GPUArray) or a.ndim != 1:
-            raise ValueError("meshgrid wants 1-D GPUArrays")
+    for i, a in enumerate(arrays):
+        if not isinstance(a, GPUArray):
+            raise TypeError(f"meshgrid: arrays[{i}] is a {type(a).__name__}, not a GPUArray")
+        if a.ndim != 1:
+            raise ValueError(f"meshgrid: arrays[{i}] must be 1-D, got shape {a.shape}")
     shape = [a.shape[0] for a in arrays]
     if indexing == "xy" and len(arrays) >= 2:
         shape[0], shape[1] = shape[1], shape[0]
@@ -293,7 +332,8 @@ def meshgrid(*arrays: GPUArray, indexing: str = "xy") -> list[GPUArray]:
             axis = 1 - i
         view_shape = [1] * len(arrays)
         view_shape[axis] = a.shape[0]
-        out.append(a.reshape(tuple(view_shape)).broadcast_to(tuple(shape)))
+        grid = a.reshape(tuple(view_shape)).broadcast_to(tuple(shape))
+        out.append(grid.copy() if copy else grid)
     return out
 
 
@@ -345,4 +385,4 @@ def _from_device_dlpack(x: Any) -> GPUArray | None:
     adopt = getattr(backend, "adopt_foreign", None)
     buffer = adopt(imported.owner, target) if adopt is not None else imported.owner
     return GPUArray(buffer, imported.shape, imported.dtype, target, imported.strides,
-                    imported.offset)  # fmt: skip
+                    imported.offset, readonly=imported.read_only)  # fmt: skip

@@ -278,7 +278,9 @@ def apply_binary(
     shape = broadcast_shapes(*(x.shape for x in (a, b) if isinstance(x, GPUArray)))
     if out is None:
         out = empty(shape, out_dtype, device)
-    elif out.shape != shape or out.dtype is not out_dtype:
+    else:
+        out.check_writable(f"{op} in place: the target")
+    if out.shape != shape or out.dtype is not out_dtype:
         raise ValueError(
             f"{op} in place: the result is {shape} {out_dtype.name} but the target is "
             f"{out.shape} {out.dtype.name}"

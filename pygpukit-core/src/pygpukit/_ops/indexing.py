@@ -298,6 +298,7 @@ def _value_of(x: GPUArray, value: Any) -> GPUArray | bool | int | float | comple
 
 def setitem_advanced(x: GPUArray, key: Any, value: Any) -> None:
     """`x[key] = value` for a boolean mask or integer index arrays."""
+    x.check_writable("the assignment target")
     if key is True or key is False:
         from .copying import assign
 

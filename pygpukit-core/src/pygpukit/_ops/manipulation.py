@@ -84,7 +84,7 @@ def broadcast_arrays(*arrays: GPUArray) -> list[GPUArray]:
     return [a.broadcast_to(shape) for a in arrays]
 
 
-def expand_dims(x: GPUArray, /, *, axis: int = 0) -> GPUArray:
+def expand_dims(x: GPUArray, /, axis: int = 0) -> GPUArray:
     """A view of `x` with a new axis of size 1 at `axis` (in [-ndim-1, ndim])."""
     return _check_array(x, "expand_dims").expand_dims(axis)
 
@@ -99,7 +99,7 @@ def squeeze(x: GPUArray, /, axis: int | tuple[int, ...]) -> GPUArray:
     keep = [i for i in range(x.ndim) if i not in drop]
     shape = tuple(x.shape[i] for i in keep)
     strides = tuple(x.strides[i] for i in keep)
-    return GPUArray(x.buffer, shape, x.dtype, x.device, strides, x.offset)
+    return x._view(shape, strides, x.offset)
 
 
 def permute_dims(x: GPUArray, /, axes: tuple[int, ...]) -> GPUArray:
@@ -151,7 +151,7 @@ def flip(x: GPUArray, /, *, axis: int | tuple[int, ...] | None = None) -> GPUArr
         for a in axes:
             offset += (x.shape[a] - 1) * strides[a]
             strides[a] = -strides[a]
-    return GPUArray(x.buffer, x.shape, x.dtype, x.device, tuple(strides), offset)
+    return x._view(x.shape, tuple(strides), offset)
 
 
 def reshape(x: GPUArray, /, shape: tuple[int, ...], *, copy: bool | None = None) -> GPUArray:

@@ -120,6 +120,7 @@ def _writable(op: str, name: str, x: GPUArray) -> None:
                 f"{op}: {name} is a broadcast view (stride 0 on axis {axis}), so its elements "
                 "share memory and cannot be updated in place; pass a real array or a copy"
             )
+    x.check_writable(f"{op}: {name}")
 
 
 def _at_least(op: str, name: str, x: GPUArray, ndim: int, layout: str) -> None:

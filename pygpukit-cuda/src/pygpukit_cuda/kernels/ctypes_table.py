@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pygpukit import _dtypes as dt
+from pygpukit.core import dtypes as dt
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 
-from pygpukit import _dtypes as dt
+from pygpukit.core import dtypes as dt
 
 #: queries per block (4 warps of 16), keys per tile, threads per block. 128-query blocks
 #: (8 warps sharing each tile) measured slower at head_dim 128 on the H100 (0.27x torch

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 
-from pygpukit import _dtypes as dt
+from pygpukit.core import dtypes as dt
 
 from .ctypes_table import ctype
 from .preamble import PREAMBLE

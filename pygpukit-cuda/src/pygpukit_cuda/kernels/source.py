@@ -14,8 +14,8 @@ import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from pygpukit import _dtypes as dt
-from pygpukit._ops.elementwise import BINARY, UNARY
+from pygpukit.backend import BINARY, UNARY
+from pygpukit.core import dtypes as dt
 
 from .ctypes_table import convert, ctype, load, load_any, store
 from .ops import PREDICATES, binary_expr, unary_expr

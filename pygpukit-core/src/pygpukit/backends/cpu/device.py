@@ -11,6 +11,14 @@ from ..._device import Device, DeviceBackend
 
 CPU = Device("cpu", 0)
 
+#: the pool may keep this many freed bytes for reuse, or as many as are in use if more;
+#: beyond that its cache is handed back to the OS (a run with a 338 MB live peak once
+#: ended with 1.2 GB cached)
+CACHE_FLOOR = 256 * 1024**2
+#: how often (in allocations) the cache is measured; large allocations always measure
+_CHECK_EVERY = 256
+_LARGE = 16 * 1024**2
+
 
 class HostBuffer:
     """A block of host memory from the Rust pool; `data` is its uint8 NumPy view.
@@ -42,6 +50,7 @@ class CpuBackend(DeviceBackend):
 
     def __init__(self) -> None:
         self._pool = _rust.device_pool("cpu")
+        self._since_check = 0
 
     def devices(self) -> list[Device]:
         return [CPU]
@@ -52,8 +61,21 @@ class CpuBackend(DeviceBackend):
     def allocate(self, device: Device, nbytes: int) -> HostBuffer:
         if nbytes < 0:
             raise ValueError(f"cannot allocate a negative size ({nbytes} bytes)")
+        self._since_check += 1
+        if self._since_check >= _CHECK_EVERY or nbytes >= _LARGE:
+            self._since_check = 0
+            self.trim_cache()
         # the pool refuses empty blocks; an empty array needs no memory at all
         return HostBuffer(self._pool.allocate(nbytes) if nbytes else None, nbytes)
+
+    def trim_cache(self, limit: int | None = None) -> int:
+        """Give cached (freed, kept for reuse) host memory back to the OS when there is
+        more of it than ``max(limit, bytes in use)``; returns the bytes released."""
+        stats = self._pool.stats()
+        cached = int(stats.get("cached", 0))
+        if cached > max(CACHE_FLOOR if limit is None else limit, int(stats.get("used", 0))):
+            return int(self._pool.free_all_cached())
+        return 0
 
     # Host transfers go through the pool's copy functions (Rust, GIL released), as a GPU's do.
     def upload(self, buffer: Any, offset: int, host: np.ndarray) -> None:

@@ -639,7 +639,7 @@ def creation_specs() -> list[OpSpec]:
     every = dt.EVERY_DTYPE
     return [
         OpSpec("copy", "copy", every, _copy_cases, "exact"),
-        OpSpec("fill", "creation", every, _fill_cases, "exact"),
+        OpSpec("fill", "creation", every, _fill_cases, "exact", function="full"),
         OpSpec("arange", "creation", (*dt.INTEGER_DTYPES, *floats), _arange_cases),
         OpSpec("linspace", "creation", (*floats, *dt.COMPLEX_DTYPES), _linspace_cases),
         OpSpec("eye", "creation", every, _eye_cases, "exact"),

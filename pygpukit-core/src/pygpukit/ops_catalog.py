@@ -1,0 +1,226 @@
+"""The kernel calling conventions: what a provider's kernel for each op receives.
+
+This is the plugin author's reference. A kernel registered with
+``KernelProvider.kernel(op)`` is called by the op layer exactly as its op's
+`Convention` says; ``KernelProvider.add`` checks the kernel's signature against it and
+raises TypeError naming the op and the expected call when they cannot match.
+
+Rules every kernel can rely on:
+
+- Array arguments are `GPUArray`s already on the provider's device type, with the dtypes
+  the kernel declared (``dtypes=`` at registration); the dispatcher never moves data to
+  find a kernel.
+- ``out`` is a new array of the shape and dtype the op layer computed, contiguous unless
+  the family says otherwise; the kernel fills every element of it. Kernels are not called
+  for empty outputs, except where a family says so.
+- Inputs may be strided views (transposes, slices, broadcast views with zero strides):
+  read them through their strides (the CPU backend's ``views.view(x)`` gives a NumPy
+  view of a CPU array).
+- Binary elementwise kernels also receive Python scalars (``x + 1.0`` calls
+  ``kernel(x, 1.0, out, compute)``): either operand may be a bool, int or float.
+- Errors: raise NumPy's exception types (ValueError, IndexError, ...) naming the problem;
+  the op layer has already checked shapes, dtypes and devices.
+
+Each family's module docstring, ``pygpukit._ops.<family>``, adds the details (the dtype
+rules, NaN ordering, what a reduction's ``axes`` hold); `convention(op).details` is that
+text. A plugin that brings a new op registers its convention with `register_op` before
+its kernels, then calls it through ``pygpukit.backend.kernel``.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import importlib
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ._ops.elementwise import BINARY, UNARY
+
+
+@dataclass(frozen=True)
+class Convention:
+    """How the op layer calls a kernel for `op`."""
+
+    op: str
+    family: str
+    #: the call, as a Python signature: ``(x1, x2, out, compute)``
+    signature: str
+    #: what the kernel returns ("None": it writes into its output arguments)
+    returns: str = "None"
+    summary: str = ""
+
+    @property
+    def positional(self) -> tuple[str, ...]:
+        """The arguments passed by position, in order."""
+        return _parse(self.signature)[0]
+
+    @property
+    def keywords(self) -> tuple[str, ...]:
+        """The arguments passed by keyword (``**params``: op-specific keywords may come)."""
+        return _parse(self.signature)[1]
+
+    @property
+    def details(self) -> str:
+        """The family module's docstring: the dtype rules and corner cases."""
+        if self.family == "plugin":
+            return self.summary
+        module = importlib.import_module(f"pygpukit._ops.{self.family}")
+        return inspect.getdoc(module) or ""
+
+    def __str__(self) -> str:
+        return f"{self.op}{self.signature} -> {self.returns}  [{self.family}] {self.summary}"
+
+
+def _parse(signature: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(positional names, keyword-only names) of a signature such as ``(x, out, *, eps)``;
+    parsed, never executed. SyntaxError for anything but a plain parameter list."""
+    tree = ast.parse(f"def kernel{signature}: pass")
+    fn = tree.body[0]
+    if len(tree.body) != 1 or not isinstance(fn, ast.FunctionDef) or fn.returns is not None:
+        raise SyntaxError(f"not a parameter list: {signature!r}")
+    args = fn.args
+    if args.defaults or (args.kw_defaults and any(d is not None for d in args.kw_defaults)):
+        raise SyntaxError(f"a convention has no default values: {signature!r}")
+    positional = tuple(a.arg for a in (*args.posonlyargs, *args.args))
+    return positional, tuple(a.arg for a in args.kwonlyargs)
+
+
+_REDUCTION = "(x, out, axes)"
+_TABLE: list[tuple[str, str, str, str, str]] = [
+    # (op, family, signature, returns, summary)
+    ("where", "elementwise", "(condition, x1, x2, out)", "None",
+     "all three broadcast to out's shape; x1/x2 may be Python scalars"),
+    ("copy", "copying", "(src, out)", "None", "same shape; converts src.dtype to out.dtype"),
+    ("fill", "copying", "(out, value)", "None", "a Python scalar that fits out.dtype"),
+    ("arange", "creation", "(out, start, step)", "None", "out[i] = start + i * step"),
+    ("linspace", "creation", "(out, start, stop, step, endpoint)", "None", "evenly spaced"),
+    ("eye", "creation", "(out, k)", "None", "ones on diagonal k, zeros elsewhere"),
+    ("tril", "creation", "(x, out, k)", "None", "zeros above diagonal k"),
+    ("triu", "creation", "(x, out, k)", "None", "zeros below diagonal k"),
+    ("take", "indexing", "(x, indices, out, axis)", "None", "out = x taken along axis"),
+    ("take_along_axis", "indexing", "(x, indices, out, axis)", "None", "as numpy's"),
+    ("gather", "indexing", "(x, indices, axes, out)", "None", "x[i0, i1, ...] for arrays"),
+    ("scatter", "indexing", "(x, indices, axes, values)", "None", "x[i0, i1, ...] = values"),
+    ("mask_select", "indexing", "(x, mask)", "GPUArray", "x[mask] (allocates: data sized)"),
+    ("mask_assign", "indexing", "(x, mask, value)", "None", "x[mask] = value"),
+    ("matmul", "linalg", "(x1, x2, out, allow_tf32)", "None", "(..., M, K) @ (..., K, N)"),
+    ("concat", "manipulation", "(inputs, out, axis)", "None", "inputs already out.dtype"),
+    ("roll", "manipulation", "(x, out, shifts, axes)", "None", "element i to (i + s) % n"),
+    ("repeat", "manipulation", "(x, repeats, out, axis)", "None", "int or 1-D int array"),
+    ("softmax", "nn", "(x, out, axis)", "None", "stable: subtract the max first"),
+    ("log_softmax", "nn", "(x, out, axis)", "None", "log(softmax(x)) without log(0)"),
+    ("layernorm", "nn", "(x, gamma, beta, out, eps)", "None", "over the last axis"),
+    ("rmsnorm", "nn", "(x, gamma, out, eps)", "None", "x * gamma / sqrt(mean(x**2) + eps)"),
+    ("sdpa_causal", "nn", "(q, k, v, out, scale)", "None", "causal attention, GQA heads"),
+    ("rope_inplace", "nn", "(q, k, cos, sin)", "None", "rotates q and k in place"),
+    ("bias_add_inplace", "nn", "(x, bias)", "None", "x (..., n) += bias (n,)"),
+    ("linear_bias_gelu", "nn", "(x, weight, bias, out, approximate)", "None",
+     "gelu(x @ weight.T + bias)"),
+    ("argmax", "searching", "(x, out, axis)", "None", "int64 keepdims out; first wins"),
+    ("argmin", "searching", "(x, out, axis)", "None", "int64 keepdims out; first wins"),
+    ("count_nonzero", "searching", _REDUCTION, "None", "int64 keepdims out"),
+    ("nonzero", "searching", "(x,)", "tuple[GPUArray, ...]", "one int64 array per axis"),
+    ("searchsorted", "searching", "(x1, x2, out, side, sorter, compute)", "None",
+     "insertion points; NaN sorts last"),
+    ("unique", "sets", "(x, want_indices, want_inverse, want_counts)",
+     "tuple[GPUArray, GPUArray | None, GPUArray | None, GPUArray | None]",
+     "sorted unique values, each NaN its own"),
+    ("sort", "sorting", "(x, out, axis, descending, stable)", "None", "NaN last ascending"),
+    ("argsort", "sorting", "(x, out, axis, descending, stable)", "None", "int64 indices"),
+    ("sum", "statistical", _REDUCTION, "None", "keepdims out; half types sum in float32"),
+    ("prod", "statistical", _REDUCTION, "None", "keepdims out"),
+    ("mean", "statistical", _REDUCTION, "None", "keepdims out; NaN for no elements"),
+    ("max", "statistical", _REDUCTION, "None", "keepdims out; NaN propagates"),
+    ("min", "statistical", _REDUCTION, "None", "keepdims out; NaN propagates"),
+    ("all", "statistical", _REDUCTION, "None", "bool keepdims out"),
+    ("any", "statistical", _REDUCTION, "None", "bool keepdims out"),
+    ("var", "statistical", "(x, out, axes, *, correction)", "None", "keepdims out"),
+    ("std", "statistical", "(x, out, axes, *, correction)", "None", "keepdims out"),
+    ("cumulative_sum", "statistical", "(x, out, axis, include_initial)", "None", "scan"),
+    ("cumulative_prod", "statistical", "(x, out, axis, include_initial)", "None", "scan"),
+]  # fmt: skip
+
+_conventions: dict[str, Convention] = {
+    **{op: Convention(op, "elementwise", "(x, out, **params)", "None", f"elementwise {doc}")
+       for op, (_, doc) in UNARY.items()},
+    **{op: Convention(op, "elementwise", "(x1, x2, out, compute)", "None", f"elementwise {doc}")
+       for op, (_, doc) in BINARY.items()},
+    **{row[0]: Convention(*row) for row in _TABLE},
+}  # fmt: skip
+
+
+def conventions() -> dict[str, Convention]:
+    """Every op the dispatcher knows (the core's and those plugins registered), by name."""
+    return dict(_conventions)
+
+
+def convention(op: str) -> Convention:
+    """The convention of `op`; ValueError naming the closest ops for an unknown name."""
+    found = _conventions.get(op)
+    if found is None:
+        close = difflib.get_close_matches(op, sorted(_conventions), n=3, cutoff=0.6)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise ValueError(
+            f"unknown op {op!r}{hint} (a plugin adds an op with "
+            "pygpukit.ops_catalog.register_op first)"
+        )
+    return found
+
+
+def is_known(op: str) -> bool:
+    return op in _conventions
+
+
+def register_op(op: str, signature: str, *, returns: str = "None", summary: str = "") -> None:
+    """Add an op of a plugin's own to the dispatcher: kernels for `op` are then checked
+    against `signature` (e.g. ``"(x, out, alpha)"``) and load without a warning.
+
+    Registering the same op again with the same signature is allowed; a different one,
+    or a core op's name, raises ValueError.
+    """
+    if not isinstance(op, str) or not op.isidentifier():
+        raise ValueError(f"register_op: an op name is an identifier, got {op!r}")
+    new = Convention(op, "plugin", signature, returns, summary)
+    try:
+        new.positional  # noqa: B018 - parses the signature
+    except SyntaxError as exc:
+        raise ValueError(f"register_op: {signature!r} is not a signature: {exc.msg}") from None
+    old = _conventions.get(op)
+    if old is not None and (old.family != "plugin" or old.signature != signature):
+        raise ValueError(
+            f"register_op: op {op!r} already exists with the convention {old.op}"
+            f"{old.signature} [{old.family}]"
+        )
+    _conventions[op] = new
+
+
+def check_kernel(op: str, fn: Callable[..., Any], provider: str = "?") -> None:
+    """Raise TypeError if `fn` cannot be called as the convention of `op` says.
+
+    Ops with no convention (unknown names) are not checked here: the registry warns about
+    them when the plugin loads.
+    """
+    conv = _conventions.get(op)
+    if conv is None:
+        return
+    if not callable(fn):
+        raise TypeError(f"provider {provider!r}: the kernel for {op!r} is not callable: {fn!r}")
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):  # a builtin without a signature: cannot check
+        return
+    try:
+        sig.bind(*conv.positional, **dict.fromkeys(conv.keywords))
+    except TypeError as exc:
+        raise TypeError(
+            f"provider {provider!r}: the kernel for {op!r} has the signature {sig} but is "
+            f"called as {op}{conv.signature} ({exc}); see pygpukit.ops_catalog"
+        ) from None
+
+
+__all__ = [
+    "Convention", "check_kernel", "convention", "conventions", "is_known", "register_op",
+]  # fmt: skip
