@@ -81,7 +81,15 @@ install() {
     done
     { pip_target "$ROOT/pygpukit-core" || core_by_hand; } &&
     pip_target "$ROOT/pygpukit-cuda" &&
+    { pip_target "$ROOT/pygpukit-llm" || llm_by_hand; } &&
     "$PY" -m pygpukit_cuda status
+}
+
+# pygpukit-llm is a sub-package of pygpukit: where pip cannot build it (an old setuptools),
+# its sources go beside the installed core (its plugin entry point is then missing).
+llm_by_hand() {
+    echo "pip could not build pygpukit-llm; copying its sources into pygpukit/llm"
+    cp -r "$ROOT/pygpukit-llm/src/pygpukit/llm" "$SITE/pygpukit/"
 }
 
 export PYTHONPATH="$SITE${PYTHONPATH:+:$PYTHONPATH}"
