@@ -275,7 +275,9 @@ class Registry:
             raise ValueError(f"namespace {name!r} is already registered")
         import pygpukit
 
-        if name in vars(pygpukit) and name not in DELEGATED_NAMESPACES:
+        core = vars(pygpukit).get(name)
+        # a sub-package registering itself (pygpukit.llm as gp.llm) hides nothing
+        if name in vars(pygpukit) and name not in DELEGATED_NAMESPACES and core is not namespace:
             warnings.warn(
                 f"plugin {info.name!r}: namespace {name!r} is hidden by the core name "
                 f"pygpukit.{name}; pick another name (it stays reachable as "

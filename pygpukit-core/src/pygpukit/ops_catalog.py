@@ -141,6 +141,16 @@ _TABLE: list[tuple[str, str, str, str, str]] = [
     ("std", "statistical", "(x, out, axes, *, correction)", "None", "keepdims out"),
     ("cumulative_sum", "statistical", "(x, out, axis, include_initial)", "None", "scan"),
     ("cumulative_prod", "statistical", "(x, out, axis, include_initial)", "None", "scan"),
+    ("real", "complex_parts", "(x, out)", "None", "complex x; out of the real dtype"),
+    ("imag", "complex_parts", "(x, out)", "None", "complex x; out of the real dtype"),
+    ("conj", "complex_parts", "(x, out)", "None", "complex x; out of x's dtype"),
+    ("angle", "complex_parts", "(x, out)", "None", "complex x; radians, real out"),
+    ("fft_c2c", "fourier", "(x, out, axes, forward, scale)", "None",
+     "unnormalised complex transform over axes, times scale"),
+    ("fft_r2c", "fourier", "(x, out, axes, scale)", "None",
+     "real to half-spectrum complex, times scale"),
+    ("fft_c2r", "fourier", "(x, out, axes, scale)", "None",
+     "half-spectrum complex to real (the inverse of fft_r2c), times scale"),
 ]  # fmt: skip
 
 _conventions: dict[str, Convention] = {

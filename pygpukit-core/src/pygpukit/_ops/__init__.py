@@ -4,6 +4,7 @@ Each family lives in its own module and lists its public names in ``__all__``.
 """
 
 from . import aliases as _aliases
+from . import complex_parts as _complex_parts
 from . import elementwise as _elementwise
 from . import indexing as _indexing
 from . import linalg as _linalg
@@ -51,8 +52,8 @@ from .utility import *
 #: what ``pygpukit`` re-exports: each family's public names, the creation functions and
 #: the two public copies; the helpers above (assign, inplace, apply_binary, ...) stay here
 __all__ = [
-    *_aliases.__all__, *_elementwise.__all__, *_indexing.__all__, *_linalg.__all__,
-    *_manipulation.__all__, *_nn.__all__, *_searching.__all__, *_sets.__all__,
+    *_aliases.__all__, *_complex_parts.__all__, *_elementwise.__all__, *_indexing.__all__,
+    *_linalg.__all__, *_manipulation.__all__, *_nn.__all__, *_searching.__all__, *_sets.__all__,
     *_sorting.__all__, *_statistical.__all__, *_utility.__all__,
     "arange", "asarray", "astype", "copy", "empty", "empty_like", "eye", "from_dlpack",
     "from_numpy", "full", "full_like", "linspace", "meshgrid", "ones", "ones_like", "tril",

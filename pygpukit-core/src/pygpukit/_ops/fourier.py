@@ -1,9 +1,10 @@
 """The Array API `fft` extension: argument checks, padding/cropping, norms and dispatch.
 
-The core turns every transform into one of three kernels, so a backend adds FFTs by
-providing these (cuFFT, pocketfft, ...). Each computes the *unnormalised* transform over
-``axes`` (distinct, non-negative, in the order given; batched over the other axes) and
-multiplies the result by the Python float ``scale`` that the core derives from ``norm``:
+Kernel convention: the core turns every transform into one of three kernels, so a backend
+adds FFTs by providing these (cuFFT, pocketfft, ...). Each computes the *unnormalised*
+transform over ``axes`` (distinct, non-negative, in the order given; batched over the
+other axes) and multiplies the result by the Python float ``scale`` that the core
+derives from ``norm``:
 
 - ``fft_c2c``: ``kernel(x, out, axes, forward, scale)``: ``x`` complex (any strided
   view), ``out`` a new contiguous array of ``x``'s shape and dtype; ``forward`` picks
