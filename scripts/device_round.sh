@@ -81,14 +81,15 @@ install() {
     done
     { pip_target "$ROOT/pygpukit-core" || core_by_hand; } &&
     pip_target "$ROOT/pygpukit-cuda" &&
-    { pip_target "$ROOT/pygpukit-llm" || llm_by_hand; } &&
+    install_llm &&
     "$PY" -m pygpukit_cuda status
 }
 
-# pygpukit-llm is a sub-package of pygpukit: where pip cannot build it (an old setuptools),
-# its sources go beside the installed core (its plugin entry point is then missing).
-llm_by_hand() {
-    echo "pip could not build pygpukit-llm; copying its sources into pygpukit/llm"
+# pygpukit-llm is a sub-package of pygpukit: `pip install --target` would replace the
+# installed pygpukit folder with it, so its sources are copied beside the core instead
+# (its plugin entry point, for `gp.llm` and doctor, is then missing; `import pygpukit.llm`
+# works).
+install_llm() {
     cp -r "$ROOT/pygpukit-llm/src/pygpukit/llm" "$SITE/pygpukit/"
 }
 
