@@ -24,6 +24,7 @@ from .cases import SpecialCase
 from .peers import Peer
 from .results import ERROR, FAIL, MISSING, PASS, PeerResult, Row
 from .runner import Bench, _join, _short
+from .special import _ratios
 from .timing import Stats, per_call_interleaved
 
 #: (M, K, N) of the decode-shaped products
@@ -68,14 +69,6 @@ def run_launch(case: SpecialCase, bench: Bench) -> Row:
 
 def _torch(bench: Bench) -> Peer | None:
     return next((p for p in bench.peers if p.name == "torch" and p.load()), None)
-
-
-def _ratios(row: Row) -> None:
-    if row.stats is None or row.stats.median_ms <= 0:
-        return
-    for p in row.peers:
-        if p.stats is not None:
-            p.ratio = p.stats.median_ms / row.stats.median_ms
 
 
 # -- add on a stream ------------------------------------------------------------------------
