@@ -5,10 +5,33 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use pygpukit_runtime::scheduler::gate::current_task;
 use pygpukit_runtime::transfer::{CopyError, CopyTuning, StreamCopier};
 
 use crate::memory::{non_negative, pool_err, PyBlock, PyMemoryPool, RawBuffer};
+use crate::scheduler::TaskCancelled;
 use crate::transfer::TransferError;
+
+/// Run `copy` (without the GIL) through the scheduler's launch gate, as every kernel launch
+/// does at the extension's native launch point: inside a task, wait for the grant first,
+/// then charge the copy; outside a task, one thread-local read.
+fn gated(py: Python<'_>, copy: impl FnOnce() -> Result<(), CopyError> + Send) -> PyResult<()> {
+    let task = current_task();
+    if let Some(t) = &task {
+        let t2 = t.clone();
+        if py.detach(move || t2.begin_launch()).is_err() {
+            return Err(TaskCancelled::new_err(format!(
+                "task {} ({:?}) was cancelled: its copy was not enqueued",
+                t.id, t.name
+            )));
+        }
+    }
+    let result = py.detach(copy);
+    if let Some(t) = task {
+        t.end_launch(None);
+    }
+    result.map_err(|e| copy_err(py, e))
+}
 
 /// A device call failed: `TransferError` with `.call` (the table slot) and `.code` (the
 /// device's error number) so the backend can name the driver call and its error.
@@ -86,7 +109,7 @@ impl PyStreamCopier {
         let offset = non_negative(offset, "offset")?;
         let buf = RawBuffer::get(data, false)?;
         let (copier, block, src) = (&self.inner, &*block.inner, buf.as_slice());
-        py.detach(|| copier.upload(block, offset, src, stream)).map_err(|e| copy_err(py, e))
+        gated(py, || copier.upload(block, offset, src, stream))
     }
 
     /// Fill the writable C-contiguous buffer `out` from `block` at `offset`, after the work
@@ -98,7 +121,7 @@ impl PyStreamCopier {
         // SAFETY: exported writable; the export lasts until `buf` drops, after the copy.
         let dst = unsafe { buf.as_mut_slice() };
         let (copier, block) = (&self.inner, &*block.inner);
-        py.detach(|| copier.download(block, offset, dst, stream)).map_err(|e| copy_err(py, e))
+        gated(py, || copier.download(block, offset, dst, stream))
     }
 
     /// `upload` to the device address `ptr`: a block of this copier's pool held by a native
@@ -107,7 +130,7 @@ impl PyStreamCopier {
     fn upload_to(&self, py: Python<'_>, ptr: u64, data: &Bound<'_, PyAny>, stream: u64) -> PyResult<()> {
         let buf = RawBuffer::get(data, false)?;
         let (copier, src) = (&self.inner, buf.as_slice());
-        py.detach(|| copier.upload_to(ptr, src, stream)).map_err(|e| copy_err(py, e))
+        gated(py, || copier.upload_to(ptr, src, stream))
     }
 
     /// `download` from the device address `ptr`, vouched for as in `upload_to`.
@@ -117,7 +140,7 @@ impl PyStreamCopier {
         // SAFETY: exported writable; the export lasts until `buf` drops, after the copy.
         let dst = unsafe { buf.as_mut_slice() };
         let copier = &self.inner;
-        py.detach(|| copier.download_from(ptr, dst, stream)).map_err(|e| copy_err(py, e))
+        gated(py, || copier.download_from(ptr, dst, stream))
     }
 
     /// Release the staging of uploads whose copies finished; how many are still in flight.

@@ -1,7 +1,4 @@
-//! Dispatch tests: the gate's limits, launch order, and the kernel cache against a model.
-
-use std::sync::Arc;
-use std::time::Duration;
+//! Dispatch tests: the kernel cache against a model.
 
 use proptest::prelude::*;
 
