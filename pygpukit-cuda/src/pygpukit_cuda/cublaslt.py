@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pygpukit import _dtypes as dt
+from pygpukit.core import dtypes as dt
 
 from . import _loader, streams
 

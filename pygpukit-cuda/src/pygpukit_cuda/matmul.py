@@ -15,7 +15,7 @@ import math
 from typing import Any
 
 from pygpukit import GPUArray, KernelProvider
-from pygpukit import _dtypes as dt
+from pygpukit.core import dtypes as dt
 
 from . import cublaslt, launcher, provider, streams
 from .device_facts import compute_capability as _cc
