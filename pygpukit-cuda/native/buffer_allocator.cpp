@@ -1,6 +1,7 @@
 // DeviceBuffer and BufferAllocator (see buffer_allocator.hpp): plain CPython types, so a new
 // array's buffer is one small object made without pybind11 or a Python-level constructor.
 #include "buffer_allocator.hpp"
+#include "heap_type.hpp"
 
 #include <structmember.h>
 
@@ -154,14 +155,6 @@ PyMemberDef kAllocatorMembers[] = {
     {nullptr, 0, 0, 0, nullptr},
 };
 
-PyTypeObject* make_type(const char* name, size_t size, PyType_Slot* slots, unsigned long flags) {
-#ifdef Py_TPFLAGS_DISALLOW_INSTANTIATION
-    flags |= Py_TPFLAGS_DISALLOW_INSTANTIATION;  // made by their factories only
-#endif
-    PyType_Spec spec = {name, static_cast<int>(size), 0, static_cast<unsigned>(flags), slots};
-    return reinterpret_cast<PyTypeObject*>(PyType_FromSpec(&spec));
-}
-
 }  // namespace
 
 bool make_buffer_types() {
@@ -173,7 +166,7 @@ bool make_buffer_types() {
                                       "collected (made by a BufferAllocator).")},
         {0, nullptr},
     };
-    g_buffer_type = make_type("pygpukit_cuda._native.DeviceBuffer", sizeof(BufferObject),
+    g_buffer_type = make_heap_type("pygpukit_cuda._native.DeviceBuffer", sizeof(BufferObject),
                               buffer_slots, Py_TPFLAGS_DEFAULT);
     if (g_buffer_type == nullptr) return false;
     PyType_Slot allocator_slots[] = {
@@ -185,7 +178,7 @@ bool make_buffer_types() {
                                       "pool cannot serve it.")},
         {0, nullptr},
     };
-    g_allocator_type = make_type("pygpukit_cuda._native.BufferAllocator",
+    g_allocator_type = make_heap_type("pygpukit_cuda._native.BufferAllocator",
                                  sizeof(AllocatorObject), allocator_slots,
                                  Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL);
     return g_allocator_type != nullptr;

@@ -2,6 +2,7 @@
 // fixed parts; each call copies the packed parameters, writes the per-call values into
 // their slots and calls cuLaunchKernel.
 #include "launch_plan.hpp"
+#include "heap_type.hpp"
 
 #include <structmember.h>
 
@@ -156,13 +157,9 @@ PyTypeObject* make_launch_plan_type(void (*translate)()) {
         {Py_tp_doc, const_cast<char*>(kDoc)},
         {0, nullptr},
     };
-    unsigned long flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL;
-#ifdef Py_TPFLAGS_DISALLOW_INSTANTIATION
-    flags |= Py_TPFLAGS_DISALLOW_INSTANTIATION;  // made by Context.launch_plan only
-#endif
-    PyType_Spec spec = {"pygpukit_cuda._native.LaunchPlan", sizeof(PlanObject), 0,
-                        static_cast<unsigned>(flags), slots};
-    return reinterpret_cast<PyTypeObject*>(PyType_FromSpec(&spec));
+    // made by Context.launch_plan only
+    return make_heap_type("pygpukit_cuda._native.LaunchPlan", sizeof(PlanObject), slots,
+                          Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL);
 }
 
 PyObject* new_launch_plan(PyTypeObject* type, LaunchPlanSpec spec) {

@@ -1,5 +1,6 @@
 // MatmulPlan (see matmul_plan.hpp): a plain CPython type over the plan's native state.
 #include "matmul_plan.hpp"
+#include "heap_type.hpp"
 
 #include <structmember.h>
 
@@ -230,13 +231,8 @@ PyTypeObject* make_matmul_plan_type(void (*translate)()) {
                                       "b_ptr, d_ptr[, workspace_ptr]). Made by CublasLt.plan.")},
         {0, nullptr},
     };
-    unsigned long flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL;
-#ifdef Py_TPFLAGS_DISALLOW_INSTANTIATION
-    flags |= Py_TPFLAGS_DISALLOW_INSTANTIATION;
-#endif
-    PyType_Spec spec = {"pygpukit_cuda._native.MatmulPlan", sizeof(PlanObject), 0,
-                        static_cast<unsigned>(flags), slots};
-    g_type = reinterpret_cast<PyTypeObject*>(PyType_FromSpec(&spec));
+    g_type = make_heap_type("pygpukit_cuda._native.MatmulPlan", sizeof(PlanObject), slots,
+                            Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL);
     return g_type;
 }
 

@@ -116,8 +116,9 @@ def test_plans_are_cached_per_problem_and_alignment(fake: Any) -> None:
 def test_run_takes_workspace_on_the_current_stream_per_call(fake: Any) -> None:
     lib, pool = fake([1.0], [4096], trial=False)
     plan = plan_of(lib, 64)
-    cublaslt.run(plan, 0, 0x100, 0x200, 0x300)
-    cublaslt.run(plan, 0, 0x400, 0x500, 0x600)
+    product = cublaslt.Product(plan, 0)
+    product(0x100, 0x200, 0x300)
+    product(0x400, 0x500, 0x600)
     assert pool.given == [(4096, 0), (4096, 0)]
     # cuBLASLt's operand order: b^T a^T
     assert [c[:4] for c in lib.calls] == [(0x200, 0x100, 0x300, 0), (0x500, 0x400, 0x600, 0)]
@@ -126,7 +127,7 @@ def test_run_takes_workspace_on_the_current_stream_per_call(fake: Any) -> None:
 
 def test_no_workspace_no_allocation(fake: Any) -> None:
     lib, pool = fake([1.0], [0], trial=False)
-    cublaslt.run(plan_of(lib, 64), 0, 1, 2, 3)
+    cublaslt.Product(plan_of(lib, 64), 0)(1, 2, 3)
     assert not pool.given and lib.calls[0][4] == 0
 
 

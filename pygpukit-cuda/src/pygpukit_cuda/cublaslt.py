@@ -181,7 +181,7 @@ def plan_for(lt: Any, device_index: int, dtype: dt.DataType, allow_tf32: bool,
              batch: int = 1, a_batch: int = 0, b_batch: int = 0) -> Any:  # fmt: skip
     """The MatmulPlan of out (batch, m, n) contiguous = a (m, k) @ b (k, n), strides in
     elements, for these pointers' alignments; None when no layout or algorithm fits. Run it
-    with `run(plan, device_index, a_ptr, b_ptr, out_ptr)`."""
+    through a `Product`."""
     # column-major view: out^T (n x m) = b^T (n x k) @ a^T (k x m)
     op_a = as_operand(n, k, b_strides[1], b_strides[0])
     op_b = as_operand(k, m, a_strides[1], a_strides[0])
@@ -223,17 +223,34 @@ def plan_for(lt: Any, device_index: int, dtype: dt.DataType, allow_tf32: bool,
     return plan
 
 
-def run(plan: Any, device_index: int, a_ptr: int, b_ptr: int, out_ptr: int) -> None:
-    """Enqueue `plan` on the current stream, with a workspace block from that stream's pool."""
-    stream = streams.current(device_index)
-    handle = stream.ptr
-    nbytes = plan.workspace_bytes
-    if nbytes:
-        ws = _pool_for(stream, device_index).allocate(nbytes, handle)
-        plan(handle, b_ptr, a_ptr, out_ptr, ws.ptr)  # cuBLASLt's order: b^T a^T
-        del ws  # after the enqueue: the next product on this stream may reuse it
-    else:
-        plan(handle, b_ptr, a_ptr, out_ptr)
+class Product:
+    """A planned product bound to its device: calling it with (a, b, out) pointers enqueues
+    it on the current stream, with a workspace block of that stream's pool when the plan
+    needs one (a graph's private pool while capturing). The hot path of a repeated product
+    (matmul keeps one per operand layout): slot reads and one native call."""
+
+    __slots__ = ("index", "plan", "pool", "ws_bytes")
+
+    def __init__(self, plan: Any, index: int) -> None:
+        from .device import allocator
+
+        self.plan, self.index = plan, index
+        self.ws_bytes = int(plan.workspace_bytes)
+        self.pool = allocator(index)
+
+    def __call__(self, a_ptr: int, b_ptr: int, out_ptr: int) -> None:
+        s = streams._current.get()
+        if s is None:
+            handle, pool = 0, self.pool
+        else:
+            if s.device_index != self.index:
+                streams.current(self.index)  # raises, naming both devices
+            handle, pool = s.ptr, s.capture_pool or self.pool
+        if self.ws_bytes:
+            ws = pool.allocate(self.ws_bytes, handle)  # back to the stream's cache after
+            self.plan(handle, b_ptr, a_ptr, out_ptr, ws.ptr)  # cuBLASLt's order: b^T a^T
+        else:
+            self.plan(handle, b_ptr, a_ptr, out_ptr)
 
 
 def _pool_for(stream: Any, device_index: int) -> Any:
@@ -302,5 +319,5 @@ def gemm(lt: Any, device_index: int, dtype: dt.DataType, allow_tf32: bool,
                     b_strides, out_ptr, batch, a_batch, b_batch)  # fmt: skip
     if plan is None:
         return False
-    run(plan, device_index, a_ptr, b_ptr, out_ptr)
+    Product(plan, device_index)(a_ptr, b_ptr, out_ptr)
     return True

@@ -17,7 +17,7 @@ from typing import Any
 from pygpukit import GPUArray, KernelProvider
 from pygpukit.core import dtypes as dt
 
-from . import cublaslt, launcher, provider, streams
+from . import cublaslt, launcher, provider
 from .device_facts import compute_capability as _cc
 from .device_facts import data_ptr as _ptr
 from .dims import merge_dims
@@ -53,36 +53,8 @@ def _fold_rows(x1: GPUArray, x2: GPUArray) -> int | None:
     return math.prod(bshape) * m
 
 
-class _Ready:
-    """A remembered product: its native plan, the workspace it needs and its device's pool,
-    run on the current stream (the hot path of a repeated product: slot reads only)."""
-
-    __slots__ = ("index", "plan", "pool", "ws_bytes")
-
-    def __init__(self, plan: Any, index: int) -> None:
-        from .device import allocator
-
-        self.plan, self.index = plan, index
-        self.ws_bytes = int(plan.workspace_bytes)
-        self.pool = allocator(index)
-
-    def __call__(self, a_ptr: int, b_ptr: int, c_ptr: int) -> None:
-        s = streams._current.get()
-        if s is None:
-            handle, pool = 0, self.pool
-        else:
-            if s.device_index != self.index:
-                streams.current(self.index)  # raises, naming both devices
-            handle, pool = s.ptr, s.capture_pool or self.pool
-        if self.ws_bytes:
-            ws = pool.allocate(self.ws_bytes, handle)  # back to the stream's cache after
-            self.plan(handle, b_ptr, a_ptr, c_ptr, ws.ptr)  # cuBLASLt's order: b^T a^T
-        else:
-            self.plan(handle, b_ptr, a_ptr, c_ptr)
-
-
-#: hot-path key -> _Ready (cleared when it grows past _READY_MAX: shapes rarely churn so)
-_ready: dict[tuple[Any, ...], _Ready] = {}
+#: hot-path key -> the Product that ran there (cleared past _READY_MAX: shapes rarely churn)
+_ready: dict[tuple[Any, ...], cublaslt.Product] = {}
 _READY_MAX = 4096
 
 
@@ -134,7 +106,7 @@ def _lt_matmul(lt: Any, x1: GPUArray, x2: GPUArray, out: GPUArray,
     a = _ElementView(x1, size)
     b = _ElementView(x2, size)
     ok = _lt_try(lt, a, b, x1, x2, out, allow_tf32)
-    if isinstance(ok, _Ready):  # one call on the operands' own pointers: remember it
+    if isinstance(ok, cublaslt.Product):  # one call on the operands' own pointers: remember it
         if len(_ready) >= _READY_MAX:
             _ready.clear()
         _ready[_ready_key(x1, x2, out, allow_tf32, a.ptr, b.ptr, _ptr(out))] = ok
@@ -161,22 +133,22 @@ class _ElementView:
 
 def _single(lt: Any, index: int, dtype: dt.DataType, allow_tf32: bool, m: int, n: int,
             k: int, a: _ElementView, b: _ElementView, out_ptr: int, batch: int = 1,
-            a_batch: int = 0, b_batch: int = 0) -> _Ready | bool:  # fmt: skip
-    """Run one cuBLASLt call on the operands' own pointers; its _Ready, or False when
+            a_batch: int = 0, b_batch: int = 0) -> cublaslt.Product | bool:  # fmt: skip
+    """Run one cuBLASLt call on the operands' own pointers; its Product, or False when
     cuBLASLt has no algorithm."""
     sa, sb = (a.strides[-2], a.strides[-1]), (b.strides[-2], b.strides[-1])
     plan = cublaslt.plan_for(lt, index, dtype, allow_tf32, m, n, k, a.ptr, sa, b.ptr, sb,
                              out_ptr, batch, a_batch, b_batch)  # fmt: skip
     if plan is None:
         return False
-    ready = _Ready(plan, index)
+    ready = cublaslt.Product(plan, index)
     ready(a.ptr, b.ptr, out_ptr)
     return ready
 
 
 def _lt_try(lt: Any, a: _ElementView, b: _ElementView, x1: GPUArray, x2: GPUArray,
-            out: GPUArray, allow_tf32: bool) -> _Ready | bool | None:  # fmt: skip
-    """A _Ready when done in one call on a's and b's pointers, True when done otherwise;
+            out: GPUArray, allow_tf32: bool) -> cublaslt.Product | bool | None:  # fmt: skip
+    """A Product when done in one call on a's and b's pointers, True when done otherwise;
     False when cuBLASLt has no algorithm; None when a layout is missing."""
     index = out.device.index
     dtype = out.dtype

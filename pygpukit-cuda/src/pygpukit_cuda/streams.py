@@ -185,9 +185,7 @@ def current_handle(device_index: int) -> int:
     if s is None:
         return 0
     if s.device_index != device_index:
-        raise ValueError(
-            f"the current stream belongs to cuda:{s.device_index}, not cuda:{device_index}"
-        )
+        current(device_index)  # raises, naming both devices
     return s.ptr
 
 
