@@ -11,6 +11,7 @@
 #include "launch.hpp"
 #include "launch_gate.hpp"
 #include "launch_plan.hpp"
+#include "fresh_elementwise.hpp"
 #include "matmul_plan.hpp"
 #include "module.hpp"
 #include "nvrtc_api.hpp"
@@ -149,6 +150,20 @@ PYBIND11_MODULE(_native, m) {
     m.attr("BufferAllocator") =
         py::handle(reinterpret_cast<PyObject*>(pgk::buffer_allocator_type()));
 
+    static PyTypeObject* fresh_type = pgk::make_fresh_elementwise_type(&set_python_error);
+    if (fresh_type == nullptr) throw py::error_already_set();
+    m.attr("FreshElementwise") = py::handle(reinterpret_cast<PyObject*>(fresh_type));
+    m.def(
+        "fresh_elementwise",
+        [](py::object array_type, py::object stream_var, int arity) {
+            PyObject* f = pgk::new_fresh_elementwise(array_type.ptr(), stream_var.ptr(), arity);
+            if (f == nullptr) throw py::error_already_set();
+            return py::reinterpret_steal<py::object>(f);
+        },
+        py::arg("array_type"), py::arg("stream_var"), py::arg("arity"),
+        "A FreshElementwise: an elementwise op's contiguous same-shape case in one native "
+        "call (allocate on the current stream, launch a learned LaunchPlan, return a new "
+        "array_type instance). Needs no driver.");
     m.def(
         "buffer_allocator",
         [](py::object fast_table, py::object context) {

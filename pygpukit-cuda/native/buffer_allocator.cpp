@@ -90,6 +90,37 @@ void raise_out_of_memory(const AllocatorObject* a, long long n, const char* reas
     Py_XDECREF(info);
 }
 
+// A DeviceBuffer of n bytes for `stream`: from the stream's cache when it can serve the
+// request at once, else through the pool's whole path; MemoryError when that fails.
+PyObject* allocate(AllocatorObject* a, unsigned long long n, uint64_t stream) {
+    uint64_t ptr = 0;
+    void* block = nullptr;
+    if (n > 0) {  // the pool holds no empty blocks: an empty buffer owns nothing
+        block = a->table.allocate_cached(a->table.pool, n, stream, &ptr);
+        if (block == nullptr) {
+            char reason[512] = {0};
+            block = a->table.allocate(a->table.pool, n, stream, &ptr, reason, sizeof reason);
+            if (block == nullptr) {
+                raise_out_of_memory(a, static_cast<long long>(n), reason);
+                return nullptr;
+            }
+        }
+    }
+    PyObject* obj = PyType_GenericAlloc(g_buffer_type, 0);
+    if (obj == nullptr) {
+        if (block != nullptr) a->table.free(block);
+        return nullptr;
+    }
+    auto* b = reinterpret_cast<BufferObject*>(obj);
+    b->ptr = ptr;
+    b->nbytes = n;
+    Py_INCREF(a->context);
+    b->context = a->context;
+    b->block = block;
+    b->free_block = a->table.free;
+    return obj;
+}
+
 // allocator(nbytes, stream=0) -> DeviceBuffer: from the stream's cache when it can serve the
 // request at once, else through the pool's whole path; MemoryError when that fails.
 PyObject* allocator_call(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
@@ -111,33 +142,7 @@ PyObject* allocator_call(PyObject* self, PyObject* const* args, size_t nargsf, P
         stream = PyLong_AsUnsignedLongLong(args[1]);
         if (stream == static_cast<uint64_t>(-1) && PyErr_Occurred()) return nullptr;
     }
-    uint64_t ptr = 0;
-    void* block = nullptr;
-    if (n > 0) {  // the pool holds no empty blocks: an empty buffer owns nothing
-        block = a->table.allocate_cached(a->table.pool, static_cast<uint64_t>(n), stream, &ptr);
-        if (block == nullptr) {
-            char reason[512] = {0};
-            block = a->table.allocate(a->table.pool, static_cast<uint64_t>(n), stream, &ptr,
-                                      reason, sizeof reason);
-            if (block == nullptr) {
-                raise_out_of_memory(a, n, reason);
-                return nullptr;
-            }
-        }
-    }
-    PyObject* obj = PyType_GenericAlloc(g_buffer_type, 0);
-    if (obj == nullptr) {
-        if (block != nullptr) a->table.free(block);
-        return nullptr;
-    }
-    auto* b = reinterpret_cast<BufferObject*>(obj);
-    b->ptr = ptr;
-    b->nbytes = static_cast<unsigned long long>(n);
-    Py_INCREF(a->context);
-    b->context = a->context;
-    b->block = block;
-    b->free_block = a->table.free;
-    return obj;
+    return allocate(a, static_cast<unsigned long long>(n), stream);
 }
 
 void allocator_dealloc(PyObject* self) {
@@ -186,6 +191,17 @@ bool make_buffer_types() {
 
 PyTypeObject* device_buffer_type() { return g_buffer_type; }
 PyTypeObject* buffer_allocator_type() { return g_allocator_type; }
+
+PyObject* allocate_buffer(PyObject* allocator, unsigned long long nbytes,
+                          unsigned long long stream) {
+    return allocate(reinterpret_cast<AllocatorObject*>(allocator), nbytes, stream);
+}
+
+bool device_buffer_address(PyObject* obj, unsigned long long* ptr) {
+    if (Py_TYPE(obj) != g_buffer_type) return false;
+    *ptr = reinterpret_cast<BufferObject*>(obj)->ptr;
+    return true;
+}
 
 PyObject* new_buffer_allocator(PyObject* capsule, PyObject* context) {
     if (!PyCapsule_IsValid(capsule, kPoolFastCapsuleName)) {

@@ -22,4 +22,13 @@ PyTypeObject* buffer_allocator_type();
 // Returns nullptr with a Python error set for a capsule that is not a fast table.
 PyObject* new_buffer_allocator(PyObject* capsule, PyObject* context);
 
+// A new DeviceBuffer of `nbytes` from `allocator` (a BufferAllocator) for work on `stream`:
+// what calling the allocator does, without building Python arguments. nullptr with a
+// MemoryError set when the pool cannot serve it.
+PyObject* allocate_buffer(PyObject* allocator, unsigned long long nbytes,
+                          unsigned long long stream);
+
+// The device address of a DeviceBuffer; false when `obj` is not one (a foreign buffer).
+bool device_buffer_address(PyObject* obj, unsigned long long* ptr);
+
 }  // namespace pgk

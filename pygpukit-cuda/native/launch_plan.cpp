@@ -16,6 +16,7 @@ namespace {
 constexpr size_t kMaxParams = 4096;  // cuLaunchKernel's parameter limit on every arch
 
 void (*g_translate)() = nullptr;
+PyTypeObject* g_plan_type = nullptr;
 
 struct PlanObject {
     PyObject_HEAD
@@ -158,8 +159,14 @@ PyTypeObject* make_launch_plan_type(void (*translate)()) {
         {0, nullptr},
     };
     // made by Context.launch_plan only
-    return make_heap_type("pygpukit_cuda._native.LaunchPlan", sizeof(PlanObject), slots,
-                          Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL);
+    g_plan_type = make_heap_type("pygpukit_cuda._native.LaunchPlan", sizeof(PlanObject), slots,
+                                 Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL);
+    return g_plan_type;
+}
+
+const LaunchPlanSpec* launch_plan_spec(PyObject* obj) {
+    if (g_plan_type == nullptr || Py_TYPE(obj) != g_plan_type) return nullptr;
+    return reinterpret_cast<PlanObject*>(obj)->spec;
 }
 
 PyObject* new_launch_plan(PyTypeObject* type, LaunchPlanSpec spec) {

@@ -38,4 +38,8 @@ PyTypeObject* make_launch_plan_type(void (*translate)());
 // slot that does not fit in the parameters or an unknown code.
 PyObject* new_launch_plan(PyTypeObject* type, LaunchPlanSpec spec);
 
+// The spec a LaunchPlan object holds (alive as long as the object); nullptr when `obj` is
+// not a LaunchPlan.
+const LaunchPlanSpec* launch_plan_spec(PyObject* obj);
+
 }  // namespace pgk

@@ -18,6 +18,12 @@ Rules every kernel can rely on:
   view of a CPU array).
 - Binary elementwise kernels also receive Python scalars (``x + 1.0`` calls
   ``kernel(x, 1.0, out, compute)``): either operand may be a bool, int or float.
+- A unary or binary elementwise kernel of a provider that gates its own launches
+  (``KernelProvider(gates_launches=True)``) may carry a ``fresh`` attribute: a callable
+  taking the operands alone (``fresh(x)``, ``fresh(x1, x2)``; arrays of one dtype, shape
+  and device, no parameters) that returns the new result array, or ``NotImplemented`` to
+  have the op layer allocate ``out`` and call the kernel as usual. The CUDA provider's is
+  native: the whole op in one call.
 - Errors: raise NumPy's exception types (ValueError, IndexError, ...) naming the problem;
   the op layer has already checked shapes, dtypes and devices.
 

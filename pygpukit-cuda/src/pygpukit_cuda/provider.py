@@ -19,7 +19,7 @@ from pygpukit import GPUArray, KernelProvider
 from pygpukit.backend import BINARY, UNARY
 from pygpukit.core import dtypes as dt
 
-from . import cast, launch_plan, launcher, movement, streams
+from . import _loader, cast, launch_plan, launcher, movement, streams
 from .device import context
 from .device_facts import BLOCK, sm_count
 from .dims import merge_dims
@@ -180,9 +180,56 @@ def _new_plan(
         launch = launch_plan.make(fn.context, fn.handle, grid, BLOCK, 0, template, slots)
     plan = _Plan(spec, launch)
     if len(_plans) >= _MAX_PLANS:
-        _plans.clear()
+        forget_plans()
     _plans[key] = plan
+    fresh = _fresh_of.get(id(spec))
+    if fresh is not None and launch is not None:
+        _teach(fresh, key[-1], out, inputs, launch)
     return plan
+
+
+# -- the native fast path of an elementwise op (see native/fresh_elementwise.hpp) ------
+# id(spec) -> the FreshElementwise of the op the spec belongs to; each plan built for
+# contiguous operands of one dtype and shape is taught to it, so later calls with such
+# operands skip every Python frame below the core's dispatch.
+_fresh_of: dict[int, Any] = {}
+
+
+def forget_plans() -> None:
+    """Drop every elementwise launch plan, the native fast paths' copies included (a
+    program with endlessly new shapes starts over rather than grows)."""
+    _plans.clear()
+    for fresh in _fresh_of.values():
+        fresh.clear()
+
+
+def _new_fresh(arity: int) -> Any:
+    """A native FreshElementwise, or None where the extension is not loaded."""
+    try:
+        native = _loader.native()
+    except _loader.CudaUnavailable:
+        return None
+    return native.fresh_elementwise(GPUArray, streams._current, arity)
+
+
+def _teach(fresh: Any, aligned: bool, out: GPUArray, inputs: list[Any], launch: Any) -> None:
+    if type(launch).__name__ != "LaunchPlan" or len(inputs) != fresh.arity:
+        return  # a stand-in context's Python plan, or scalar operands
+    first = inputs[0]
+    for x in inputs:
+        if type(x) is not GPUArray or x.dtype is not first.dtype or x.shape != out.shape:
+            return
+        if not x.is_contiguous:
+            return
+    from .device import _allocators
+
+    pool = _allocators.get(out.device.index)
+    if pool is None or not out.is_contiguous:
+        return
+    fresh.remember(
+        out.device, first.dtype, out.size, aligned, launch, pool.allocate, out.dtype,
+        first.dtype.itemsize, out.dtype.itemsize, out.device.index,
+    )  # fmt: skip
 
 
 @functools.cache
@@ -258,6 +305,7 @@ def _unary(op: str) -> Callable[..., None]:
     cases = set(source.unary_cases(op))
     # (input dtype name, output dtype name, approximate) -> kernel: one dict lookup per call
     specs: dict[tuple[str, str, str], source.KernelSpec] = {}
+    fresh = _new_fresh(1)
 
     def kernel(x: GPUArray, out: GPUArray, approximate: str = "none") -> None:
         spec = specs.get((x._dtype.name, out._dtype.name, approximate))
@@ -267,15 +315,19 @@ def _unary(op: str) -> Callable[..., None]:
                 raise TypeError(f"the cuda backend has no {op} kernel for {x.dtype.name}")
             spec = source.unary_kernel(op, compute, out.dtype, approximate)
             specs[(x.dtype.name, out.dtype.name, approximate)] = spec
+            if fresh is not None and approximate == "none":  # fresh(x) takes no parameters
+                _fresh_of[id(spec)] = fresh
         run1(spec, out, x)
 
     kernel.__name__ = f"cuda_{op}"
+    kernel.fresh = fresh  # type: ignore[attr-defined]
     return kernel
 
 
 def _binary(op: str) -> Callable[..., None]:
     cases = set(source.binary_cases(op))
     specs: dict[tuple[str, str], source.KernelSpec] = {}  # (compute, out) names -> kernel
+    fresh = _new_fresh(2)
 
     def kernel(x1: Any, x2: Any, out: GPUArray, compute: dt.DataType) -> None:
         spec = specs.get((compute.name, out._dtype.name))
@@ -285,12 +337,15 @@ def _binary(op: str) -> Callable[..., None]:
             spec = specs[(compute.name, out.dtype.name)] = source.binary_kernel(
                 op, compute, out.dtype
             )
+            if fresh is not None:
+                _fresh_of[id(spec)] = fresh
         if type(x1) is GPUArray and type(x2) is GPUArray:
             run2(spec, out, x1, x2)
         else:
             run(spec, out, [x1, x2])
 
     kernel.__name__ = f"cuda_{op}"
+    kernel.fresh = fresh  # type: ignore[attr-defined]
     return kernel
 
 

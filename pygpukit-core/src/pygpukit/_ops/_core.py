@@ -69,6 +69,12 @@ def kernel_on(
     return task_aware(kernel.fn, kernel.gated)
 
 
+def fresh_of(kernel: Any) -> Any:
+    """The kernel's ``fresh`` fast path (see `pygpukit.ops_catalog`), or None. Only kernels
+    whose provider gates launches natively may use one: it runs no Python launch gate."""
+    return getattr(kernel.fn, "fresh", None) if kernel.gated else None
+
+
 def task_aware(fn: Any, gated: bool) -> Any:
     """`fn`, or `fn` behind the Python launch gate when a scheduler task runs on this thread
     and the kernel has no native gate of its own."""

@@ -23,7 +23,15 @@ from .._array import GPUArray
 from .._dispatch import kernel_for
 from .._promotion import check_int_fits, promote_types, result_type_with_scalar
 from .._views import broadcast_shapes, broadcast_strides
-from ._core import device_of, dtypes_of, empty, kernel_on, scalar_or_array, task_aware
+from ._core import (
+    device_of,
+    dtypes_of,
+    empty,
+    fresh_of,
+    kernel_on,
+    scalar_or_array,
+    task_aware,
+)
 
 # op name -> (rule, summary). Rules say which inputs are accepted and the output dtype.
 UNARY: dict[str, tuple[str, str]] = {
@@ -190,7 +198,11 @@ def apply_unary(op: str, x: Any, backend: str | None = None, **params: Any) -> G
     if hit is None:
         out_dtype = unary_out_dtype(op, x._dtype)
         kernel = kernel_for(op, device, (x._dtype,), backend)
-        hit = cache[key] = (kernel.fn, out_dtype, kernel.gated)
+        hit = cache[key] = (kernel.fn, out_dtype, kernel.gated, fresh_of(kernel))
+    if hit[3] is not None and not params:
+        result = hit[3](x)
+        if result is not NotImplemented:
+            return result
     fn = task_aware(hit[0], hit[2])
     out = GPUArray.empty(x._shape, hit[1], device)
     fn(x, out, **params)
@@ -222,11 +234,15 @@ def _fast_binary(op: str, x1: Any, x2: Any, x: GPUArray, backend: str | None) ->
         if scalar_type is int and x._dtype.is_integer:
             info = np.iinfo(x._dtype.to_numpy_dtype())
             bounds = (int(info.min), int(info.max))
-        hit = cache[key] = (kernel.fn, compute, out_dtype, bounds, kernel.gated)
+        hit = cache[key] = (kernel.fn, compute, out_dtype, bounds, kernel.gated, fresh_of(kernel))
     else:
         bounds = hit[3]
         if bounds is not None and not bounds[0] <= other <= bounds[1]:
             check_int_fits(other, x._dtype)  # raises OverflowError naming the range
+    if scalar_type is None and hit[5] is not None:  # two arrays: the provider's fast path
+        result = hit[5](x1, x2)
+        if result is not NotImplemented:
+            return result
     fn = task_aware(hit[0], hit[4])
     if scalar_type is None and x1._shape != x2._shape:  # two arrays that broadcast
         shape, s1, s2 = _broadcast_layout(x1, x2)
