@@ -13,7 +13,7 @@ pytest.importorskip("pygpukit_cuda._native")
 
 from fake_device_arrays import fake_array
 from pygpukit import _dtypes as dt
-from pygpukit_cuda import cast
+from pygpukit_cuda import cast, plans
 from pygpukit_cuda.kernels import source
 
 
@@ -34,7 +34,7 @@ def test_aligned_casts_launch_planned_and_others_fall_back(
 ) -> None:
     rec = Recorder()
     monkeypatch.setattr(cast.launcher, "function", lambda *args, **kw: rec)
-    monkeypatch.setattr(cast, "_plans", {})
+    monkeypatch.setattr(cast, "_plans", plans.PlanCache("test", 4096))
     n = 10_000
     src = fake_array((100, 100), dt.float32, 0x1000_0000)
     out = fake_array((100, 100), dt.bfloat16, 0x2000_0000)

@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("pygpukit_cuda._native")
 
 from pygpukit import _dtypes as dt
-from pygpukit_cuda import cublaslt, device, streams
+from pygpukit_cuda import cublaslt, device, plans, streams
 
 
 class FakePlan:
@@ -88,7 +88,7 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> Any:
         pool = FakePool()
         monkeypatch.setattr(device, "allocator", lambda index: pool)
         monkeypatch.setattr(device, "context", lambda index: None)
-        monkeypatch.setattr(cublaslt, "_plans", {})
+        monkeypatch.setattr(cublaslt, "_plans", plans.PlanCache("test", 4096))
         return lib, pool
 
     return make

@@ -14,7 +14,7 @@ pytest.importorskip("pygpukit_cuda._native")
 from fake_device_arrays import CUDA0, FakeBuffer
 from pygpukit import GPUArray
 from pygpukit import _dtypes as dt
-from pygpukit_cuda import device_facts, provider
+from pygpukit_cuda import device_facts, plans, provider
 from pygpukit_cuda.kernels import source
 from pygpukit_cuda.kernels.ctypes_table import ctype
 
@@ -44,7 +44,7 @@ def recorded(monkeypatch: pytest.MonkeyPatch) -> dict[str, Recorder]:
 
     monkeypatch.setattr(provider.launcher, "function", function)
     monkeypatch.setitem(device_facts._sm_counts, 0, 132)
-    monkeypatch.setattr(provider, "_plans", {})
+    monkeypatch.setattr(provider, "_plans", plans.PlanCache("test", 4096))
     return fns
 
 
@@ -185,7 +185,7 @@ def test_scalars_are_packed_per_call(recorded: dict[str, Recorder]) -> None:
 def test_a_full_plan_table_starts_over(
     recorded: dict[str, Recorder], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(provider, "_MAX_PLANS", 3)
+    monkeypatch.setattr(provider._plans, "limit", 3)
     spec = source.binary_kernel("add", dt.float32, dt.float32)
     fn = recorded.setdefault(spec.name, Recorder(spec.name))
     for n in (1, 2, 3, 4, 5, 1, 2):

@@ -13,7 +13,7 @@ pytest.importorskip("pygpukit_cuda._native")
 
 from fake_device_arrays import FakeBuffer, fake_array
 from pygpukit import _dtypes as dt
-from pygpukit_cuda import device_facts, reductions
+from pygpukit_cuda import device_facts, plans, reductions
 from pygpukit_cuda.kernels import reduction_source as rs
 
 
@@ -58,7 +58,7 @@ def recorder(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any, bytes]]:
     monkeypatch.setattr(reductions.launcher, "function", function)
     monkeypatch.setitem(device_facts._sm_counts, 0, 132)
     monkeypatch.setattr(reductions, "GPUArray", Scratch)
-    monkeypatch.setattr(reductions, "_plans", {})
+    monkeypatch.setattr(reductions, "_plans", plans.PlanCache("test", 4096))
     return log
 
 

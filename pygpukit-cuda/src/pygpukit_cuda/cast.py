@@ -9,7 +9,7 @@ from typing import Any
 
 from pygpukit import GPUArray
 
-from . import launch_plan, launcher, streams
+from . import launch_plan, launcher, plans, streams
 from .device_facts import BLOCK
 from .kernels import source
 
@@ -43,10 +43,7 @@ def cast_contiguous(src: GPUArray, out: GPUArray) -> bool:
            out._shape, out._strides)  # fmt: skip
     plan = _plans.get(key, _UNPLANNED)
     if plan is _UNPLANNED:
-        plan = _new_plan(src, out)
-        if len(_plans) >= 1024:
-            _plans.clear()  # endlessly new shapes: start over rather than grow
-        _plans[key] = plan
+        plan = _plans.put(key, _new_plan(src, out))
     if plan is None:
         return False
     p = out._buffer.ptr + out._offset
@@ -60,7 +57,7 @@ def cast_contiguous(src: GPUArray, out: GPUArray) -> bool:
 
 _UNPLANNED: Any = object()
 _NOTHING: Any = object()  # an empty array: nothing to launch
-_plans: dict[tuple[object, ...], Any] = {}
+_plans = plans.CAST
 
 
 def _new_plan(src: GPUArray, out: GPUArray) -> object:

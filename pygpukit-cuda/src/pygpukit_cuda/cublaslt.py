@@ -36,7 +36,7 @@ from typing import Any
 
 from pygpukit.core import dtypes as dt
 
-from . import _loader, streams
+from . import _loader, plans, streams
 
 #: Workspace a product may use (what cuBLASLt's Hopper kernels like to have).
 WORKSPACE_BYTES = 32 << 20
@@ -170,9 +170,7 @@ def compute_type(dtype: dt.DataType, allow_tf32: bool) -> int:
     return COMPUTE_32F  # float32 exact; float16/bfloat16 accumulate in float32
 
 
-#: problem key -> MatmulPlan, or None where cuBLASLt has no algorithm (the one plan cache)
-_plans: dict[tuple[Any, ...], Any] = {}
-_PLANS_MAX = 4096  # a program with endlessly new shapes starts over rather than grows
+_plans = plans.CUBLASLT
 
 
 def plan_for(lt: Any, device_index: int, dtype: dt.DataType, allow_tf32: bool,
@@ -217,9 +215,7 @@ def plan_for(lt: Any, device_index: int, dtype: dt.DataType, allow_tf32: bool,
     if plan is not None and len(plan.workspace_sizes) > 1 and _trial_wanted(m, n, k, batch):
         _trial(plan, device_index, a_ptr, b_ptr, out_ptr)
     with _lock:
-        if len(_plans) >= _PLANS_MAX:
-            _plans.clear()
-        _plans[key] = plan
+        _plans.put(key, plan)
     return plan
 
 

@@ -17,7 +17,7 @@ from typing import Any
 from pygpukit import GPUArray, KernelProvider
 from pygpukit.core import dtypes as dt
 
-from . import cublaslt, launcher, provider
+from . import cublaslt, launcher, plans, provider
 from .device_facts import compute_capability as _cc
 from .device_facts import data_ptr as _ptr
 from .dims import merge_dims
@@ -53,9 +53,7 @@ def _fold_rows(x1: GPUArray, x2: GPUArray) -> int | None:
     return math.prod(bshape) * m
 
 
-#: hot-path key -> the Product that ran there (cleared past _READY_MAX: shapes rarely churn)
-_ready: dict[tuple[Any, ...], cublaslt.Product] = {}
-_READY_MAX = 4096
+_ready = plans.MATMUL
 
 
 def _ready_key(x1: GPUArray, x2: GPUArray, out: GPUArray, allow_tf32: bool, a_ptr: int,
@@ -107,9 +105,7 @@ def _lt_matmul(lt: Any, x1: GPUArray, x2: GPUArray, out: GPUArray,
     b = _ElementView(x2, size)
     ok = _lt_try(lt, a, b, x1, x2, out, allow_tf32)
     if isinstance(ok, cublaslt.Product):  # one call on the operands' own pointers: remember it
-        if len(_ready) >= _READY_MAX:
-            _ready.clear()
-        _ready[_ready_key(x1, x2, out, allow_tf32, a.ptr, b.ptr, _ptr(out))] = ok
+        _ready.put(_ready_key(x1, x2, out, allow_tf32, a.ptr, b.ptr, _ptr(out)), ok)
         return True
     if ok is None:  # a stride pattern no layout expresses: copy that operand and retry
         a2 = a if a.fits() else _ElementView(x1.contiguous(), size)

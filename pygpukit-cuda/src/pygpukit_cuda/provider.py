@@ -19,7 +19,7 @@ from pygpukit import GPUArray, KernelProvider
 from pygpukit.backend import BINARY, UNARY
 from pygpukit.core import dtypes as dt
 
-from . import _loader, cast, launch_plan, launcher, movement, streams
+from . import _loader, cast, launch_plan, launcher, movement, plans, streams
 from .device import context
 from .device_facts import BLOCK, sm_count
 from .dims import merge_dims
@@ -130,8 +130,7 @@ class _Plan:
         self.launch = launch
 
 
-_plans: dict[tuple[Any, ...], _Plan] = {}
-_MAX_PLANS = 4096  # a program with endlessly new shapes starts over rather than grows
+_plans = plans.ELEMENTWISE
 
 
 def _new_plan(
@@ -178,10 +177,7 @@ def _new_plan(
     launch = None
     if grid:
         launch = launch_plan.make(fn.context, fn.handle, grid, BLOCK, 0, template, slots)
-    plan = _Plan(spec, launch)
-    if len(_plans) >= _MAX_PLANS:
-        forget_plans()
-    _plans[key] = plan
+    plan = _plans.put(key, _Plan(spec, launch))
     fresh = _fresh_of.get(id(spec))
     if fresh is not None and launch is not None:
         _teach(fresh, key[-1], out, inputs, launch)
@@ -195,12 +191,12 @@ def _new_plan(
 _fresh_of: dict[int, Any] = {}
 
 
-def forget_plans() -> None:
-    """Drop every elementwise launch plan, the native fast paths' copies included (a
-    program with endlessly new shapes starts over rather than grows)."""
-    _plans.clear()
+def _forget_fresh() -> None:
     for fresh in _fresh_of.values():
         fresh.clear()
+
+
+_plans.on_clear.append(_forget_fresh)  # the fast paths hold copies of elementwise plans
 
 
 def _new_fresh(arity: int) -> Any:

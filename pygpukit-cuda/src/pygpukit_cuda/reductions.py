@@ -19,7 +19,7 @@ from typing import Any
 from pygpukit import GPUArray, KernelProvider
 from pygpukit.core import dtypes as dt
 
-from . import launch_plan, launcher, streams
+from . import launch_plan, launcher, plans, streams
 from .device_facts import BLOCK, sm_count
 from .device_facts import data_ptr as _ptr
 from .kernels import reduction_source as rs
@@ -90,8 +90,7 @@ class _Plan:
         self.ws_bytes = 0
 
 
-_plans: dict[tuple[Any, ...], _Plan] = {}
-_MAX_PLANS = 4096  # a program with endlessly new shapes starts over rather than grows
+_plans = plans.REDUCTION
 
 
 def launch(spec: rs.ReductionSpec, x: GPUArray, out: GPUArray, axes: tuple[int, ...],
@@ -102,10 +101,7 @@ def launch(spec: rs.ReductionSpec, x: GPUArray, out: GPUArray, axes: tuple[int, 
     key = (id(spec), index, x._shape, x._strides, out._strides, axes, param)
     plan = _plans.get(key)
     if plan is None:
-        plan = _new_plan(spec, x, out, axes, param)
-        if len(_plans) >= _MAX_PLANS:
-            _plans.clear()
-        _plans[key] = plan
+        plan = _plans.put(key, _new_plan(spec, x, out, axes, param))
     main = plan.main
     if main is None:
         return
