@@ -8,7 +8,7 @@
 #   PYTEST_ARGS='-k "jit or arrays"' bash scripts/device_round.sh   (shell-quoted, like a
 #   command line; BENCH_ARGS likewise, e.g. BENCH_ARGS="--families elementwise")
 #   ROUND_STEPS="pytest bench" bash scripts/device_round.sh   (a shorter round: the steps to
-#   run after install, from: doctor precompile demo pytest conformance bench extra)
+#   run after install, from: doctor precompile demo pytest conformance sanitize bench extra)
 #   ROUND_EXTRA='python my_probe.py' ROUND_STEPS=extra ...   (any command, after install)
 #   ROUND_PARALLEL=1 ...   (conformance beside the GPU pytest: a shorter round)
 #   ROUND_DEADLINE=570 ...   (stop the benchmark this many seconds after the start)
@@ -134,6 +134,19 @@ if [ "$install_ok" = 1 ]; then
             tests/cuda/gpu/test_cuda_errors.py::test_out_of_memory_names_sizes_and_the_pool_recovers
     elif wanted conformance; then
         conformance
+    fi
+    # compute-sanitizer over the GPU tests, each tool in turn (SANITIZE_TOOLS; SANITIZE_ARGS
+    # replace the test selection). Host backtraces stay off: collecting them holds Python
+    # frames (and the arrays in them) alive, which the pool-baseline fixture reports as
+    # leaks; device backtraces still point at the faulting kernel line.
+    if wanted sanitize; then
+        eval "sanitize_args=(${SANITIZE_ARGS:--n 8 --dist loadfile tests/cuda/gpu})"
+        for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
+            step "sanitize-$tool" "$OUT/sanitize-$tool.log" env PYGPUKIT_UNDER_SANITIZER=1 \
+                compute-sanitizer --tool "$tool" --show-backtrace device --target-processes all \
+                --print-limit 50 --error-exitcode 3 "$PY" -m pytest -p no:cacheprovider -q -rfE \
+                "${sanitize_args[@]}"
+        done
     fi
     # The benchmark beside PyTorch and CuPy, as ratios (full sizes unless BENCH_ARGS says).
     # ROUND_DEADLINE (seconds from the round's start) cuts the benchmark short, so the

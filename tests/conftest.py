@@ -47,4 +47,30 @@ def pool_back_to_baseline(request: pytest.FixtureRequest) -> Iterator[None]:
     gc.collect()
     after = _used_bytes()
     grown = {d: after[d] - before.get(d, 0) for d in after if after[d] != before.get(d, 0)}
-    assert not grown, f"device pools hold more (or fewer) bytes than before the test: {grown}"
+    assert not grown, (
+        f"device pools hold more (or fewer) bytes than before the test: {grown}" + _holders()
+    )
+
+
+def _holders() -> str:
+    """With PYGPUKIT_LEAK_DEBUG=1: the live arrays and what refers to each (to find who
+    keeps memory after a test)."""
+    if not os.environ.get("PYGPUKIT_LEAK_DEBUG"):
+        return ""
+    lines = []
+    arrays = [o for o in gc.get_objects() if isinstance(o, gp.GPUArray) and o.device.type != "cpu"]
+    for obj in arrays[:8]:
+        lines.append(f"  {obj.shape} {obj.dtype.name} {obj.nbytes} B held by:")
+        for r in gc.get_referrers(obj):
+            if r is arrays:
+                continue
+            what = type(r).__name__
+            if what == "frame":
+                holders = [type(h).__name__ for h in gc.get_referrers(r)][:5]
+                what = f"frame {r.f_code.co_name} line {r.f_lineno} <- {holders}"
+                for h in gc.get_referrers(r):
+                    if type(h).__name__ == "traceback":
+                        owners = [type(x).__name__ for x in gc.get_referrers(h)][:5]
+                        what += f" (traceback held by {owners})"
+            lines.append(f"    {what}")
+    return f"\n{len(arrays)} live device arrays:\n" + "\n".join(lines[:60])
