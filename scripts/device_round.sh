@@ -142,8 +142,12 @@ if [ "$install_ok" = 1 ]; then
     if wanted sanitize; then
         eval "sanitize_args=(${SANITIZE_ARGS:--n 8 --dist loadfile tests/cuda/gpu})"
         for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
+            # racecheck cannot model the asynchronous barriers of cuBLASLt's own sm90 GEMMs
+            # (nvjet_*: 46 'hazards', all inside NVIDIA's library): it checks our kernels
+            filter=()
+            [ "$tool" = racecheck ] && filter=(--kernel-name-exclude kns=nvjet)
             step "sanitize-$tool" "$OUT/sanitize-$tool.log" env PYGPUKIT_UNDER_SANITIZER=1 \
-                compute-sanitizer --tool "$tool" --show-backtrace device --target-processes all \
+                compute-sanitizer --tool "$tool" "${filter[@]}" --show-backtrace device --target-processes all \
                 --print-limit 50 --error-exitcode 3 "$PY" -m pytest -p no:cacheprovider -q -rfE \
                 "${sanitize_args[@]}"
         done
