@@ -80,12 +80,13 @@ int Cusolver::version() const {
 void Cusolver::check(SolverStatus status, const char* call) const {
     if (status == 0) return;
     // cusolverStatus_t has no string function; the common codes by name
-    static const char* names[] = {"SUCCESS",        "NOT_INITIALIZED", "ALLOC_FAILED",
-                                  "INVALID_VALUE",  "ARCH_MISMATCH",   "MAPPING_ERROR",
-                                  "EXECUTION_FAILED", "INTERNAL_ERROR", "MATRIX_TYPE_NOT_SUPPORTED",
-                                  "NOT_SUPPORTED"};  // clang-format off
-    std::string what = status >= 0 && status < 10 ? std::string("CUSOLVER_STATUS_") + names[status]
-                                                   : "status " + std::to_string(status);
+    static const char* names[] = {
+        "SUCCESS",       "NOT_INITIALIZED",  "ALLOC_FAILED",   "INVALID_VALUE",
+        "ARCH_MISMATCH", "MAPPING_ERROR",    "EXECUTION_FAILED", "INTERNAL_ERROR",
+        "MATRIX_TYPE_NOT_SUPPORTED", "NOT_SUPPORTED"};
+    const std::string what = status >= 0 && status < 10
+                                 ? std::string("CUSOLVER_STATUS_") + names[status]
+                                 : "status " + std::to_string(status);
     throw SolverError(std::string(call) + " failed: " + what);
 }
 

@@ -55,7 +55,9 @@ void bind_cusolver(py::module_& m) {
              })
         .def("syevd_workspace",
              [](Cusolver& s, const Ctx& c, int dt, bool vectors, bool upper, int64_t n, Pair a,
-                Pair w) { return s.syevd_workspace(*c, dt, vectors, upper, n, batch(a), batch(w)); })
+                Pair w) {
+                 return s.syevd_workspace(*c, dt, vectors, upper, n, batch(a), batch(w));
+             })
         .def("syevd",
              [](Cusolver& s, const Ctx& c, uintptr_t st, int dt, bool vectors, bool upper,
                 int64_t n, Pair a, Pair w, int64_t count, uint64_t ws, size_t ws_bytes,

@@ -1,5 +1,5 @@
-"""gp.linalg on the GPU (cuSOLVER) against NumPy float64: every factorization for float32,
-float64, complex64 and complex128, batches, tall and wide matrices, transposed views,
+"""gp.linalg on the GPU (cuSOLVER) against NumPy float64: every factorization for float32
+and float64, batches, tall and wide matrices, transposed views,
 the composed functions on top, singular and indefinite inputs, and explain's reason
 when cuSOLVER is missing."""
 
@@ -15,7 +15,7 @@ from pygpukit_cuda import cusolver
 
 pytestmark = pytest.mark.gpu
 
-DTYPES = ("float32", "float64", "complex64", "complex128")
+DTYPES = ("float32", "float64")  # complex waits for the cuda backend's complex kernels
 #: relative Frobenius error allowed against float64, by the dtype's precision
 TOL = {"float32": 5e-5, "complex64": 5e-5, "float64": 1e-11, "complex128": 1e-11}
 
@@ -175,6 +175,12 @@ def test_singular_and_indefinite_inputs_raise_linalg_error() -> None:
     sign, logabs = gp.linalg.slogdet(_cuda(bad))
     assert sign.to_numpy().tolist() == [1.0, 0.0]
     assert logabs.to_numpy()[1] == -np.inf
+
+
+def test_complex_inputs_are_refused_by_name() -> None:
+    z = _cuda(np.eye(3, dtype=np.complex64))
+    with pytest.raises(gp.DispatchError, match="complex64"):
+        gp.linalg.inv(z)
 
 
 def test_explain_serves_linalg_on_cuda_and_says_why_not(monkeypatch: pytest.MonkeyPatch) -> None:
