@@ -34,6 +34,20 @@ void* at(Batch b, i64 i, size_t size) {
 
 int* info_at(uint64_t info, i64 i) { return reinterpret_cast<int*>(info) + i; }
 
+// The GIL is let go while a batch runs (gesvd and syevd wait on the device inside
+// cuSOLVER): other Python threads go on meanwhile. Taken after the launch gate (which
+// needs it) and before the library's mutex, so no thread waits on one holding the other.
+class GilRelease {
+public:
+    GilRelease() : state_(PyEval_SaveThread()) {}
+    ~GilRelease() { PyEval_RestoreThread(state_); }
+    GilRelease(const GilRelease&) = delete;
+    GilRelease& operator=(const GilRelease&) = delete;
+
+private:
+    PyThreadState* state_;
+};
+
 void need(size_t wanted, size_t given, const char* call) {
     if (wanted > given) {
         throw std::invalid_argument(std::string(call) + " needs " + std::to_string(wanted) +
@@ -122,6 +136,7 @@ void Cusolver::potrf(const Context& ctx, CUstream stream, int dtype, bool upper,
     const size_t size = element_size(dtype);
     ctx.make_current();
     LaunchGuard gate;
+    GilRelease nogil;
     std::lock_guard<std::mutex> lock(mutex_);
     Bound b = bind(ctx, stream);
     const int uplo = upper ? kFillUpper : kFillLower;
@@ -155,6 +170,7 @@ void Cusolver::getrf(const Context& ctx, CUstream stream, int dtype, i64 n, Batc
     const size_t size = element_size(dtype);
     ctx.make_current();
     LaunchGuard gate;
+    GilRelease nogil;
     std::lock_guard<std::mutex> lock(mutex_);
     Bound b = bind(ctx, stream);
     size_t dev = 0, host = 0;
@@ -177,6 +193,7 @@ void Cusolver::getrs(const Context& ctx, CUstream stream, int dtype, int trans, 
     const size_t size = element_size(dtype);
     ctx.make_current();
     LaunchGuard gate;
+    GilRelease nogil;
     std::lock_guard<std::mutex> lock(mutex_);
     Bound b = bind(ctx, stream);
     for (i64 i = 0; i < count; ++i) {
@@ -210,6 +227,7 @@ void Cusolver::syevd(const Context& ctx, CUstream stream, int dtype, bool vector
     const int uplo = upper ? kFillUpper : kFillLower;
     ctx.make_current();
     LaunchGuard gate;
+    GilRelease nogil;
     std::lock_guard<std::mutex> lock(mutex_);
     Bound b = bind(ctx, stream);
     size_t dev = 0, host = 0;
@@ -244,6 +262,7 @@ void Cusolver::geqrf(const Context& ctx, CUstream stream, int dtype, i64 m, i64 
     const size_t size = element_size(dtype);
     ctx.make_current();
     LaunchGuard gate;
+    GilRelease nogil;
     std::lock_guard<std::mutex> lock(mutex_);
     Bound b = bind(ctx, stream);
     size_t dev = 0, host = 0;
@@ -289,6 +308,7 @@ void Cusolver::orgqr(const Context& ctx, CUstream stream, int dtype, i64 m, i64 
                            : api_.cusolverDnZungqr;
     ctx.make_current();
     LaunchGuard gate;
+    GilRelease nogil;
     std::lock_guard<std::mutex> lock(mutex_);
     Bound b = bind(ctx, stream);
     for (i64 i = 0; i < count; ++i) {
@@ -325,6 +345,7 @@ void Cusolver::gesvd(const Context& ctx, CUstream stream, int dtype, signed char
     const bool vectors = job != 'N';
     ctx.make_current();
     LaunchGuard gate;
+    GilRelease nogil;
     std::lock_guard<std::mutex> lock(mutex_);
     Bound b = bind(ctx, stream);
     size_t dev = 0, host = 0;
