@@ -154,6 +154,27 @@ void Cusolver::potrf(const Context& ctx, CUstream stream, int dtype, bool upper,
     }
 }
 
+void Cusolver::potrf_batched(const Context& ctx, CUstream stream, int dtype, bool upper, i64 n,
+                             uint64_t pointers, i64 count, uint64_t info) {
+    if (n > INT32_MAX || count > INT32_MAX) {
+        throw std::invalid_argument("cuSOLVER potrfBatched takes 32-bit sizes");
+    }
+    auto fn = dtype == 0   ? api_.cusolverDnSpotrfBatched
+              : dtype == 1 ? api_.cusolverDnDpotrfBatched
+              : dtype == 4 ? api_.cusolverDnCpotrfBatched
+                           : api_.cusolverDnZpotrfBatched;
+    element_size(dtype);  // rejects an unknown code
+    ctx.make_current();
+    LaunchGuard gate;
+    GilRelease nogil;
+    std::lock_guard<std::mutex> lock(mutex_);
+    Bound b = bind(ctx, stream);
+    const int ni = static_cast<int>(n);
+    check(fn(b.handle, upper ? kFillUpper : kFillLower, ni, reinterpret_cast<void**>(pointers), ni,
+             reinterpret_cast<int*>(info), static_cast<int>(count)),
+          "cusolverDn<t>potrfBatched");
+}
+
 // -- LU ------------------------------------------------------------------------------
 size_t Cusolver::getrf_workspace(const Context& ctx, int dtype, i64 n, Batch a) {
     std::lock_guard<std::mutex> lock(mutex_);

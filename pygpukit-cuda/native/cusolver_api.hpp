@@ -79,7 +79,14 @@ using i64 = int64_t;
     X(cusolverDnZungqr, SolverStatus,                                                        \
       (SolverHandle, int, int, int, void*, int, const void*, void*, int, int*))
 
-#define PGK_SOLVER_FUNCTIONS(X) PGK_SOLVER_GEN(X) PGK_SOLVER_QR(X)
+// potrfBatched: one call for a whole batch of n x n matrices (an array of device pointers)
+#define PGK_SOLVER_BATCHED(X)                                                                \
+    X(cusolverDnSpotrfBatched, SolverStatus, (SolverHandle, int, int, void**, int, int*, int)) \
+    X(cusolverDnDpotrfBatched, SolverStatus, (SolverHandle, int, int, void**, int, int*, int)) \
+    X(cusolverDnCpotrfBatched, SolverStatus, (SolverHandle, int, int, void**, int, int*, int)) \
+    X(cusolverDnZpotrfBatched, SolverStatus, (SolverHandle, int, int, void**, int, int*, int))
+
+#define PGK_SOLVER_FUNCTIONS(X) PGK_SOLVER_GEN(X) PGK_SOLVER_QR(X) PGK_SOLVER_BATCHED(X)
 
 struct SolverApi {
 #define PGK_SOLVER_DECLARE(name, ret, params) ret(*name) params = nullptr;
@@ -120,6 +127,10 @@ public:
     size_t potrf_workspace(const Context& ctx, int dtype, bool upper, i64 n, Batch a);
     void potrf(const Context& ctx, CUstream stream, int dtype, bool upper, i64 n, Batch a,
                i64 count, uint64_t ws, size_t ws_bytes, uint64_t info);
+    // The same for a whole batch in one call: `pointers` is a device array of `count`
+    // matrix addresses (cuSOLVER's potrfBatched; n must fit 32 bits).
+    void potrf_batched(const Context& ctx, CUstream stream, int dtype, bool upper, i64 n,
+                       uint64_t pointers, i64 count, uint64_t info);
     // getrf in place (pivots: int64, n per problem, stride n), then getrs of nrhs columns.
     size_t getrf_workspace(const Context& ctx, int dtype, i64 n, Batch a);
     void getrf(const Context& ctx, CUstream stream, int dtype, i64 n, Batch a, Batch ipiv,

@@ -38,6 +38,11 @@ void bind_cusolver(py::module_& m) {
                 int64_t count, uint64_t ws, size_t ws_bytes, uint64_t info) {
                  s.potrf(*c, stream(st), dt, upper, n, batch(a), count, ws, ws_bytes, info);
              })
+        .def("potrf_batched",
+             [](Cusolver& s, const Ctx& c, uintptr_t st, int dt, bool upper, int64_t n,
+                uint64_t pointers, int64_t count, uint64_t info) {
+                 s.potrf_batched(*c, stream(st), dt, upper, n, pointers, count, info);
+             })
         .def("getrf_workspace",
              [](Cusolver& s, const Ctx& c, int dt, int64_t n, Pair a) {
                  return s.getrf_workspace(*c, dt, n, batch(a));

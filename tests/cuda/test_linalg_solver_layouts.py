@@ -75,20 +75,29 @@ class FakeSolver:
               ws: int, ws_bytes: int, info: int) -> None:  # fmt: skip
         assert ws and ws_bytes >= 64
         self.calls.append("potrf")
-        infos = _vec(info, count, np.int32)
         for i in range(count):
-            m = _mat(_at(a, i, code), n, n, n, code)
-            tri = np.triu(m) if upper else np.tril(m)
-            full = tri + np.conj(tri.T) - np.diag(np.diag(tri).real)
-            try:
-                low = np.linalg.cholesky(full)
-            except np.linalg.LinAlgError:
-                infos[i] = 1
-                continue
-            infos[i] = 0
-            fac = np.conj(low.T) if upper else low
-            keep = np.triu(np.ones((n, n), bool)) if upper else np.tril(np.ones((n, n), bool))
-            m[keep] = fac[keep]
+            self._potrf_one(_at(a, i, code), code, upper, n, _vec(info + 4 * i, 1, np.int32))
+
+    def _potrf_one(self, ptr: int, code: int, upper: bool, n: int, info: np.ndarray) -> None:
+        m = _mat(ptr, n, n, n, code)
+        tri = np.triu(m) if upper else np.tril(m)
+        full = tri + np.conj(tri.T) - np.diag(np.diag(tri).real)
+        try:
+            low = np.linalg.cholesky(full)
+        except np.linalg.LinAlgError:
+            info[0] = 1
+            return
+        info[0] = 0
+        fac = np.conj(low.T) if upper else low
+        keep = np.triu(np.ones((n, n), bool)) if upper else np.tril(np.ones((n, n), bool))
+        m[keep] = fac[keep]
+
+    def potrf_batched(self, ctx: Any, st: int, code: int, upper: bool, n: int, pointers: int,
+                      count: int, info: int) -> None:  # fmt: skip
+        self.calls.append("potrf_batched")
+        addresses = _vec(pointers, count, np.int64)
+        for i in range(count):
+            self._potrf_one(int(addresses[i]), code, upper, n, _vec(info + 4 * i, 1, np.int32))
 
     def getrf_workspace(self, ctx: Any, code: int, n: int, a: Any) -> int:
         return 0
@@ -259,7 +268,10 @@ def test_cholesky_and_eigh_layouts(fake: FakeSolver, dtype: str, upper: bool) ->
     (fac,) = _run("cholesky", x, shapes=[((2, 5, 5), dtype)], upper=upper)
     low = np.linalg.cholesky(h)
     _close(fac, np.conj(np.swapaxes(low, -1, -2)) if upper else low, dtype)
-    assert "potrf" in fake.calls
+    assert fake.calls[-1] == "potrf_batched"  # a batch is one call
+    (single,) = _run("cholesky", x[0], shapes=[((5, 5), dtype)], upper=upper)
+    _close(single, fac[0], dtype)
+    assert fake.calls[-1] == "potrf"
     real = np.empty(0, dtype).real.dtype
     w, v = _run("eigh", x, shapes=[((2, 5), real.name), ((2, 5, 5), dtype)])
     _close(w, np.linalg.eigvalsh(h), dtype)
@@ -304,3 +316,20 @@ def test_singular_input_raises_with_the_batch_index(fake: FakeSolver) -> None:
         _run("inv", gp.asarray(a), shapes=[((2, 3, 3), "float64")])
     with pytest.raises(gp.linalg.LinAlgError, match="positive definite"):
         _run("cholesky", gp.asarray(-np.eye(3)), shapes=[((3, 3), "float64")], upper=False)
+    with pytest.raises(gp.linalg.LinAlgError, match="batch index 1"):
+        _run("cholesky", gp.asarray(np.stack([np.eye(3), -np.eye(3)])),
+             shapes=[((2, 3, 3), "float64")], upper=False)  # fmt: skip
+
+
+def test_batched_cholesky_falls_back_when_refused(fake: FakeSolver,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    from pygpukit_cuda import _loader
+
+    def refuse(*args: Any) -> None:
+        raise _loader.native().CusolverError("cusolverDn<t>potrfBatched failed: INVALID_VALUE")
+
+    monkeypatch.setattr(fake, "potrf_batched", refuse)
+    h = np.stack([np.eye(3) * 4, np.eye(3) * 9])
+    (low,) = _run("cholesky", gp.asarray(h), shapes=[((2, 3, 3), "float64")], upper=False)
+    _close(low, np.linalg.cholesky(h), "float64")
+    assert fake.calls[-1] == "potrf"

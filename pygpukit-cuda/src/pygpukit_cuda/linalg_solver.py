@@ -8,8 +8,10 @@ transposition that costs nothing where it can: a contiguous row-major copy of A 
 A^T in column-major order, and det(A^T) = det(A), inv(A^T)^T = inv(A), the upper
 Cholesky factor of A^T read row-major is the lower factor of A, and an SVD of A^T
 gives A's with U and Vh swapped. Only QR (and the SVD of a tall matrix) needs an
-explicit transposed copy. Every problem of a batch runs on the current stream, one
-after another, with one device workspace from the pool on that stream; the per-problem
+explicit transposed copy. A batch of Cholesky problems is one potrfBatched call; the
+other factorizations have no batched form in cuSOLVER's 64-bit API, so their problems
+run on the current stream one after another, sharing one device workspace from the
+pool on that stream (the loop is in C++, one Python call per batch). The per-problem
 LAPACK `info` is read back once at the end (a singular or not positive definite matrix
 raises ``pygpukit.linalg.LinAlgError`` naming its batch index).
 """
@@ -26,7 +28,7 @@ from pygpukit.backend import astype
 from pygpukit.core import dtypes as dt
 from pygpukit.linalg import LinAlgError
 
-from . import cusolver, streams
+from . import _loader, cusolver, streams
 from .device import allocator, context
 from .device_facts import data_ptr
 
@@ -161,10 +163,21 @@ def cholesky(x: GPUArray, out: GPUArray, upper: bool) -> None:
     call = _Call(x, _batch(x))
     a = _contiguous(x)
     # the upper factor of A^T (reading A's lower triangle), read row-major, is A's lower L
-    need = call.lib.potrf_workspace(call.ctx, call.dtype, _FILL_UPPER, n, _b(a, n * n))
-    ws, ws_bytes, _keep = call.workspace(need)
-    call.lib.potrf(call.ctx, call.stream, call.dtype, _FILL_UPPER, n, _b(a, n * n), call.count,
-                   ws, ws_bytes, data_ptr(call.info))  # fmt: skip
+    batched = call.count > 1
+    if batched:  # one potrfBatched call over an array of the matrices' addresses
+        step = n * n * x.dtype.itemsize
+        addresses = data_ptr(a) + step * np.arange(call.count, dtype=np.int64)
+        pointers = gp.asarray(addresses, device=x.device)
+        try:
+            call.lib.potrf_batched(call.ctx, call.stream, call.dtype, _FILL_UPPER, n,
+                                   data_ptr(pointers), call.count, data_ptr(call.info))  # fmt: skip
+        except _loader.native().CusolverError:  # a status refusing the arguments (checked
+            batched = False  # before any work): the per-matrix calls below take any size
+    if not batched:
+        need = call.lib.potrf_workspace(call.ctx, call.dtype, _FILL_UPPER, n, _b(a, n * n))
+        ws, ws_bytes, _keep = call.workspace(need)
+        call.lib.potrf(call.ctx, call.stream, call.dtype, _FILL_UPPER, n, _b(a, n * n),
+                       call.count, ws, ws_bytes, data_ptr(call.info))  # fmt: skip
     call.check("cholesky", "the matrix is not positive definite")
     lower = gp.tril(a)
     _store(out, _conj_t(lower) if upper else lower)

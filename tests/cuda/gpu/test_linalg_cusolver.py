@@ -170,6 +170,8 @@ def test_singular_and_indefinite_inputs_raise_linalg_error() -> None:
         gp.linalg.solve(_cuda(bad), _cuda(np.ones((2, 3, 1))))
     with pytest.raises(gp.linalg.LinAlgError, match="positive definite"):
         gp.linalg.cholesky(_cuda(-good))
+    with pytest.raises(gp.linalg.LinAlgError, match="batch index 1"):  # potrfBatched
+        gp.linalg.cholesky(_cuda(np.stack([good, -good])))
     # det and slogdet of a singular matrix are answers, not errors
     assert gp.linalg.det(_cuda(bad)).to_numpy().tolist() == [1.0, 0.0]
     sign, logabs = gp.linalg.slogdet(_cuda(bad))
