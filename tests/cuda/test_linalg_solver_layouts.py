@@ -321,8 +321,9 @@ def test_singular_input_raises_with_the_batch_index(fake: FakeSolver) -> None:
              shapes=[((2, 3, 3), "float64")], upper=False)  # fmt: skip
 
 
-def test_batched_cholesky_falls_back_when_refused(fake: FakeSolver,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_batched_cholesky_falls_back_when_refused(
+    fake: FakeSolver, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from pygpukit_cuda import _loader
 
     def refuse(*args: Any) -> None:
