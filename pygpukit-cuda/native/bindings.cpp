@@ -112,6 +112,10 @@ std::vector<pgk::PlanSlot> plan_slots(const std::vector<std::pair<size_t, std::s
 
 }  // namespace
 
+namespace pgk {
+void bind_cusolver(py::module_& m);  // cusolver_binding.cpp
+}
+
 PYBIND11_MODULE(_native, m) {
     m.doc() = "CUDA driver and NVRTC, opened at run time (no CUDA Toolkit needed to build)";
     m.attr("ABI_VERSION") = kAbiVersion;
@@ -441,6 +445,8 @@ PYBIND11_MODULE(_native, m) {
             "A MatmulPlan, or None when cuBLASLt has no algorithm. types: (data, scale, "
             "compute); a, b: (op, rows, cols, ld, batch_stride) in cuBLASLt's column-major "
             "terms; out: (m, n, batch, batch_stride); aligns: bytes of A, B and C/D.");
+
+    pgk::bind_cusolver(m);
 
     // -- streams and events ----------------------------------------------------------
     py::class_<pgk::Stream, std::shared_ptr<pgk::Stream>>(m, "Stream")

@@ -11,7 +11,7 @@ has a name for it; the seed API (`from_numpy`, `sub`, `mul`, `div`, `neg`, `clam
 import math as _math
 from typing import Any as _Any
 
-from . import config, fft, memory, plugins
+from . import config, fft, linalg, memory, plugins
 from ._array import GPUArray
 from ._device import Buffer, Device, DeviceBackend
 from ._dispatch import DispatchError, Explanation

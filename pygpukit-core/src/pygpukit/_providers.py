@@ -25,9 +25,16 @@ class Kernel:
     #: its launches pass a scheduler gate of their own (a native launch point), so the core
     #: does not wrap it in the Python one inside a task
     gated: bool = False
+    #: asked when dispatch considers this kernel: why it cannot run here (a library the
+    #: kernel needs is not installed), or None when it can; None: always available
+    unavailable: Callable[[], str | None] | None = None
 
     def refusal(self, dtypes: tuple[DataType, ...]) -> str | None:
         """Why this kernel cannot take inputs of `dtypes`, or None if it can."""
+        if self.unavailable is not None:
+            why = self.unavailable()
+            if why:
+                return why
         if self.dtypes is None:
             complex_ = sorted({d.name for d in dtypes if d.is_complex})
             if complex_:
@@ -86,10 +93,15 @@ class KernelProvider:
         self.plugin = ""
         self.kernels: dict[str, Kernel] = {}
 
-    def add(self, op: str, fn: Callable[..., Any], dtypes: Iterable[Any] | None = None) -> None:
+    def add(self, op: str, fn: Callable[..., Any], dtypes: Iterable[Any] | None = None, *,
+            unavailable: Callable[[], str | None] | None = None) -> None:  # fmt: skip
         """Register `fn` as this provider's kernel for `op` (checked against the op's
         calling convention). `dtypes` lists the input dtypes it accepts; None means every
-        real dtype. Complex dtypes are served only by kernels that list them."""
+        real dtype. Complex dtypes are served only by kernels that list them.
+
+        `unavailable`, when given, is asked each time dispatch weighs this kernel (once per
+        settings snapshot): a reason string passes the kernel over, and ``explain`` shows
+        that reason (e.g. "cuSOLVER not found: pip install nvidia-cusolver")."""
         if not isinstance(op, str) or not op:
             raise TypeError(f"provider {self.name!r}: an op name is a non-empty str, got {op!r}")
         from .ops_catalog import check_kernel
@@ -97,7 +109,7 @@ class KernelProvider:
         check_kernel(op, fn, self.name)
         accepted = None if dtypes is None else frozenset(as_dtype(d) for d in dtypes)
         call = self._naming(op, fn) if self.name_errors else fn
-        self.kernels[op] = Kernel(op, call, self.name, accepted, self.gates_launches)
+        self.kernels[op] = Kernel(op, call, self.name, accepted, self.gates_launches, unavailable)
 
     def _naming(self, op: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         """`fn`, with a note naming the op, provider and plugin on what it raises."""

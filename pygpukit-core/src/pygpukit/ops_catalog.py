@@ -157,6 +157,18 @@ _TABLE: list[tuple[str, str, str, str, str]] = [
      "real to half-spectrum complex, times scale"),
     ("fft_c2r", "fourier", "(x, out, axes, scale)", "None",
      "half-spectrum complex to real (the inverse of fft_r2c), times scale"),
+    ("cholesky", "factorizations", "(x, out, upper)", "None", "L (or U = L^H) of x = L L^H"),
+    ("solve", "factorizations", "(x1, x2, out)", "None", "X of x1 @ X = x2, (..., n, k)"),
+    ("inv", "factorizations", "(x, out)", "None", "the inverse of each matrix"),
+    ("det", "factorizations", "(x, out)", "None", "the determinant, out (...)"),
+    ("slogdet", "factorizations", "(x, sign, logabsdet)", "None", "sign and log|det|"),
+    ("eigh", "factorizations", "(x, eigenvalues, eigenvectors)", "None",
+     "Hermitian eigenpairs, ascending; lower triangle read"),
+    ("eigvalsh", "factorizations", "(x, eigenvalues)", "None", "Hermitian eigenvalues"),
+    ("qr", "factorizations", "(x, q, r, mode)", "None", "x = q r, mode reduced or complete"),
+    ("svd", "factorizations", "(x, u, s, vh, full_matrices)", "None",
+     "x = u diag(s) vh, s descending"),
+    ("svdvals", "factorizations", "(x, s)", "None", "singular values, descending"),
 ]  # fmt: skip
 
 _conventions: dict[str, Convention] = {

@@ -364,10 +364,11 @@ def make_provider() -> KernelProvider:
     for op in BINARY:
         provider.add(op, _binary(op), elementwise_dtypes)
     provider.add("where", where)
-    from . import linalg_nn, matmul
+    from . import linalg_nn, linalg_solver, matmul
 
     matmul.register(provider)
     linalg_nn.register(provider)
+    linalg_solver.register(provider)
     movement.register(provider)
     from . import creation, nn, reductions
 

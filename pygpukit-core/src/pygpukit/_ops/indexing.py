@@ -186,7 +186,10 @@ def _mask_parts(x: GPUArray, items: tuple[Any, ...]) -> tuple[GPUArray, GPUArray
     n_slices = sum(1 for it in prefix if isinstance(it, slice))
     used_after = sum(1 for it in rest if it is not None and it is not Ellipsis)
     pos = x.ndim - mask.ndim - used_after if Ellipsis in prefix else n_slices
-    if pos < n_slices or pos + mask.ndim > x.ndim or x.shape[pos : pos + mask.ndim] != mask.shape:
+    covered = x.shape[pos : pos + mask.ndim]
+    # an empty mask dimension selects nothing from a dimension of any length (as NumPy)
+    if (pos < n_slices or pos + mask.ndim > x.ndim
+            or any(k not in (n, 0) for n, k in zip(covered, mask.shape, strict=True))):  # fmt: skip
         raise IndexError(
             f"boolean index of shape {mask.shape} does not match the dimensions it covers "
             f"in the array of shape {x.shape}"
@@ -194,7 +197,9 @@ def _mask_parts(x: GPUArray, items: tuple[Any, ...]) -> tuple[GPUArray, GPUArray
     lead: list[Any] = []
     for it in prefix:
         lead.extend([slice(None)] * (pos - n_slices) if it is Ellipsis else [it])
-    key = (*lead, *(slice(None),) * mask.ndim, *rest)
+    pairs = zip(covered, mask.shape, strict=True)
+    spans = (slice(None) if k == n else slice(0, 0) for n, k in pairs)
+    key = (*lead, *spans, *rest)
     v = x[key] if key else x
     dims = list(range(v.ndim))
     order = dims[pos : pos + mask.ndim] + dims[:pos] + dims[pos + mask.ndim :]

@@ -14,6 +14,7 @@ from ...hookspecs import hookimpl
 from . import (
     copying,
     elementwise,
+    factorizations,
     fft,
     indexing,
     linalg,
@@ -33,8 +34,8 @@ def make_provider() -> KernelProvider:
     provider = KernelProvider(
         "cpu", device_type="cpu", priority=0, description="NumPy kernels on host memory"
     )
-    for module in (copying, elementwise, fft, indexing, linalg, manipulation, nn, searching,
-                   sets, sorting, statistical):  # fmt: skip
+    for module in (copying, elementwise, factorizations, fft, indexing, linalg, manipulation,
+                   nn, searching, sets, sorting, statistical):  # fmt: skip
         module.register(provider)
     return provider
 

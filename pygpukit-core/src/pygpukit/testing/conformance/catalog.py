@@ -674,4 +674,14 @@ def catalog() -> list[OpSpec]:
     specs: list[OpSpec] = []
     for build in _FAMILIES:
         specs += build()
-    return [s for s in specs if hasattr(gp, s.public)]
+    return [s for s in specs if _has_public(s.public)]
+
+
+def _has_public(name: str) -> bool:
+    """Whether `name` (``"add"``, or dotted into an extension: ``"linalg.solve"``) exists."""
+    where: Any = gp
+    for part in name.split("."):
+        if not hasattr(where, part):
+            return False
+        where = getattr(where, part)
+    return True

@@ -9,13 +9,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..catalog import OpSpec
-from . import fourier, linalg, manipulation, nn, reductions, searching
+from . import factorizations, fourier, linalg, manipulation, nn, reductions, searching
 
 BUILTIN: tuple[Callable[[], list[OpSpec]], ...] = (
     reductions.specs,
     searching.specs,
     manipulation.specs,
     linalg.specs,
+    factorizations.specs,
     nn.specs,
     fourier.specs,
 )
