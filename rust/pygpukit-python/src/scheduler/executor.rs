@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use pyo3::exceptions::{PyRuntimeError, PyTimeoutError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
+use pyo3::{PyTraverseError, PyVisit};
 
 use pygpukit_runtime::scheduler::clock::to_unix_s;
 use pygpukit_runtime::scheduler::qos::{share_to_ppm, PPM};
@@ -95,6 +96,7 @@ fn make_job(func: Py<PyAny>, args: Py<PyTuple>, kwargs: Option<Py<PyDict>>) -> J
                 Err(e) => {
                     let cancelled = task.is_cancel_requested() && e.is_instance_of::<TaskCancelled>(py);
                     let value = e.into_value(py).into_any();
+                    forget_frames(value.bind(py));
                     if cancelled {
                         Outcome::Cancelled(Some(value))
                     } else {
@@ -107,8 +109,59 @@ fn make_job(func: Py<PyAny>, args: Py<PyTuple>, kwargs: Option<Py<PyDict>>) -> J
     })
 }
 
+/// Clear the locals of the frames in a failed task's traceback (and in the exceptions it
+/// chains to): those frames have returned, and their locals (the task's arrays, the caller's
+/// scheduler) would otherwise live as long as the stored exception.
+fn forget_frames(exc: &Bound<'_, PyAny>) {
+    let Ok(clear) = exc.py().import("traceback").and_then(|m| m.getattr("clear_frames")) else { return };
+    let mut current = Some(exc.clone());
+    for _ in 0..64 {
+        // bounded: a chain of causes can loop
+        let Some(e) = current.take() else { break };
+        if let Ok(tb) = e.getattr("__traceback__") {
+            if !tb.is_none() {
+                let _ = clear.call1((tb,));
+            }
+        }
+        current = ["__cause__", "__context__"]
+            .iter()
+            .filter_map(|name| e.getattr(*name).ok())
+            .find(|next| !next.is_none());
+    }
+}
+
+/// A new exception like `exc` (same type, args, attributes, cause, traceback so far), so that
+/// raising it again does not grow the stored one's traceback by the caller's frames; `exc`
+/// itself when it cannot be copied.
+fn fresh_copy<'py>(exc: &Bound<'py, PyAny>) -> Bound<'py, PyAny> {
+    let copied = exc.py().import("copy").and_then(|m| m.getattr("copy")).and_then(|c| c.call1((exc,)));
+    let Ok(new) = copied else { return exc.clone() };
+    for attr in ["__traceback__", "__cause__", "__context__", "__suppress_context__"] {
+        if let Ok(v) = exc.getattr(attr) {
+            if new.setattr(attr, v).is_err() {
+                return exc.clone();
+            }
+        }
+    }
+    new
+}
+
 #[pymethods]
 impl TaskScheduler {
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        let mut result = Ok(());
+        self.inner.try_for_each_outcome(|value| {
+            if result.is_ok() {
+                result = visit.call(value);
+            }
+        });
+        result
+    }
+
+    fn __clear__(&self) {
+        self.inner.clear_outcomes();
+    }
+
     /// `TaskScheduler(total_memory, total_bandwidth=1.0, workers=4, launch_rate=100000.0,
     /// launch_burst=32, device_slots=1, fair_share_idle_s=0.005, max_queue=4096,
     /// max_history=10000)`. `launch_rate` is device launches/s split by bandwidth share (0 =
@@ -210,13 +263,44 @@ impl TaskScheduler {
         }
         let taken = self.inner.with_outcome(task_id, |o| match o {
             Outcome::Completed(v) => Ok(v.clone_ref(py)),
-            Outcome::Failed(e) | Outcome::Cancelled(Some(e)) => Err(PyErr::from_value(e.bind(py).clone())),
+            Outcome::Failed(e) | Outcome::Cancelled(Some(e)) => Err(PyErr::from_value(fresh_copy(e.bind(py)))),
             Outcome::Cancelled(None) => Err(TaskCancelled::new_err(format!("task {task_id} was cancelled"))),
             Outcome::Lost(m) => Err(PyRuntimeError::new_err(m.clone())),
         });
         match taken.map_err(to_py)? {
             Some(r) => r,
-            None => Err(PyRuntimeError::new_err(format!("task {task_id} has no outcome"))),
+            None => Err(PyRuntimeError::new_err(format!("the outcome of task {task_id} was already taken"))),
+        }
+    }
+
+    /// Wait for the task, then hand its outcome over and forget it: `(True, value)` or
+    /// `(False, exception)`; the scheduler keeps only the task's stats, so the result (and
+    /// the memory charged for it) lives as long as the caller keeps it. A second call raises
+    /// RuntimeError; TimeoutError after `timeout` seconds.
+    #[pyo3(signature = (task_id, timeout=None))]
+    fn take_result(&self, py: Python<'_>, task_id: u64, timeout: Option<f64>) -> PyResult<(bool, Py<PyAny>)> {
+        if !self.wait_inner(py, task_id, timeout)? {
+            return Err(PyTimeoutError::new_err(format!(
+                "task {task_id} did not finish within {} s",
+                timeout.unwrap_or(0.0)
+            )));
+        }
+        let outcome = self.inner.take_outcome(task_id).map_err(to_py)?;
+        let error = |e: PyErr| Ok((false, e.into_value(py).into_any()));
+        match outcome {
+            Some(Outcome::Completed(v)) => Ok((true, v)),
+            Some(Outcome::Failed(e) | Outcome::Cancelled(Some(e))) => Ok((false, e)),
+            Some(Outcome::Cancelled(None)) => error(TaskCancelled::new_err(format!("task {task_id} was cancelled"))),
+            Some(Outcome::Lost(m)) => error(PyRuntimeError::new_err(m)),
+            None => Err(PyRuntimeError::new_err(format!("the outcome of task {task_id} was already taken"))),
+        }
+    }
+
+    /// Drop a finished task's outcome unseen (its handle is gone); no-op while it runs or
+    /// once taken, or for an unknown id.
+    fn discard_result(&self, task_id: u64) {
+        if self.inner.task_stats(task_id).is_ok_and(|s| s.state.is_terminal()) {
+            drop(self.inner.take_outcome(task_id));
         }
     }
 

@@ -390,7 +390,39 @@ impl<R: Send + 'static> TaskScheduler<R> {
         }
     }
 
-    /// Look at a finished task's outcome (None while unfinished).
+    /// Move a finished task's outcome out to the caller: from then on the record keeps only
+    /// the task's stats, so whatever the result holds (and the memory charged for it) lives
+    /// exactly as long as the caller keeps it. None while unfinished or once taken.
+    pub fn take_outcome(&self, id: TaskId) -> Result<Option<Outcome<R>>, SchedError> {
+        let mut core = self.shared.core.lock();
+        let rec = core.records.get_mut(&id).ok_or_else(|| not_found(id))?;
+        Ok(rec.outcome.take())
+    }
+
+    /// Visit every outcome still held, without waiting for the lock (a garbage collector's
+    /// traversal must not block); returns false when the lock was busy and nothing was seen.
+    pub fn try_for_each_outcome(&self, mut f: impl FnMut(&R)) -> bool {
+        let Some(core) = self.shared.core.try_lock() else { return false };
+        for rec in core.records.values() {
+            match &rec.outcome {
+                Some(Outcome::Completed(v) | Outcome::Failed(v) | Outcome::Cancelled(Some(v))) => f(v),
+                _ => {}
+            }
+        }
+        true
+    }
+
+    /// Drop every outcome still held (to break reference cycles through the results); the
+    /// values are dropped after the lock is released, since dropping them may run user code.
+    pub fn clear_outcomes(&self) {
+        let dropped: Vec<Outcome<R>> = {
+            let mut core = self.shared.core.lock();
+            core.records.values_mut().filter_map(|r| r.outcome.take()).collect()
+        };
+        drop(dropped);
+    }
+
+    /// Look at a finished task's outcome (None while unfinished or once taken).
     pub fn with_outcome<T>(&self, id: TaskId, f: impl FnOnce(&Outcome<R>) -> T) -> Result<Option<T>, SchedError> {
         let core = self.shared.core.lock();
         let rec = core.records.get(&id).ok_or_else(|| not_found(id))?;

@@ -138,3 +138,23 @@ fn threads_share_the_device_by_weight() {
     let share = busy[0] as f64 / (busy[0] + busy[1]) as f64;
     assert!((share - 0.75).abs() < 0.03, "share {share} from {busy:?}");
 }
+
+#[test]
+fn taken_outcomes_leave_the_record_and_clear_drops_the_rest() {
+    let s = sched(1000, 1);
+    let spec = TaskSpec::guaranteed(10, 0.1).expect("valid");
+    let (a, _) = s.submit(sub(spec.clone()), Box::new(|_| Outcome::Completed("a".into()))).expect("admitted");
+    let (b, _) = s.submit(sub(spec), Box::new(|_| Outcome::Completed("b".into()))).expect("admitted");
+    assert_eq!(s.wait(a, Some(Duration::from_secs(10))), Ok(true));
+    assert_eq!(s.wait(b, Some(Duration::from_secs(10))), Ok(true));
+    assert!(matches!(s.take_outcome(a), Ok(Some(Outcome::Completed(v))) if v == "a"));
+    assert!(matches!(s.take_outcome(a), Ok(None)), "an outcome is handed out once");
+    assert_eq!(s.task_stats(a).map(|t| t.state), Ok(TaskState::Completed), "the stats stay");
+    let mut seen = Vec::new();
+    assert!(s.try_for_each_outcome(|v| seen.push(v.clone())));
+    assert_eq!(seen, vec!["b".to_string()]);
+    s.clear_outcomes();
+    let mut left = 0;
+    assert!(s.try_for_each_outcome(|_| left += 1));
+    assert_eq!(left, 0);
+}
