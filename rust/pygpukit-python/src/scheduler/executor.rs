@@ -57,6 +57,8 @@ fn task_stats_dict<'py>(py: Python<'py>, s: &TaskStats) -> PyResult<Bound<'py, P
     d.set_item("launches", s.launches)?;
     d.set_item("busy_ns", s.busy_ns)?;
     d.set_item("busy_time", s.busy_ns as f64 / 1e9)?;
+    d.set_item("gpu_time", s.gpu_ns as f64 / 1e9)?;
+    d.set_item("queued_launches", s.queued_launches)?;
     d.set_item("throttle_events", s.throttle_events)?;
     d.set_item("queue_position", s.queue_position)?;
     d.set_item("cancel_requested", s.cancel_requested)?;
@@ -164,11 +166,15 @@ impl TaskScheduler {
 
     /// `TaskScheduler(total_memory, total_bandwidth=1.0, workers=4, launch_rate=100000.0,
     /// launch_burst=32, device_slots=1, fair_share_idle_s=0.005, max_queue=4096,
-    /// max_history=10000)`. `launch_rate` is device launches/s split by bandwidth share (0 =
-    /// unpaced); `fair_share_idle_s` is how long a task between launches keeps its turn.
+    /// max_history=10000, gpu_burst_s=0.002, best_effort_queue=2, burstable_queue=8)`.
+    /// `launch_rate` is device launches/s split by bandwidth share (0 = unpaced), for tasks
+    /// whose launches are not measured on the device; `fair_share_idle_s` is how long a task
+    /// between launches keeps its turn; `gpu_burst_s` is how far a measured task may run
+    /// ahead of its share; the `*_queue` bounds cap a task's unfinished launches (0 = none).
     #[new]
     #[pyo3(signature = (total_memory, total_bandwidth=1.0, workers=4, launch_rate=100_000.0, launch_burst=32.0,
-                        device_slots=1, fair_share_idle_s=0.005, max_queue=4096, max_history=10_000))]
+                        device_slots=1, fair_share_idle_s=0.005, max_queue=4096, max_history=10_000,
+                        gpu_burst_s=0.002, best_effort_queue=2, burstable_queue=8))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         total_memory: &Bound<'_, PyAny>,
@@ -180,7 +186,13 @@ impl TaskScheduler {
         fair_share_idle_s: f64,
         max_queue: usize,
         max_history: usize,
+        gpu_burst_s: f64,
+        best_effort_queue: usize,
+        burstable_queue: usize,
     ) -> PyResult<Self> {
+        if !gpu_burst_s.is_finite() || !(0.0..=60.0).contains(&gpu_burst_s) {
+            return Err(PyValueError::new_err(format!("gpu_burst_s must be in [0, 60], got {gpu_burst_s}")));
+        }
         if !fair_share_idle_s.is_finite() || !(0.0..=60.0).contains(&fair_share_idle_s) {
             return Err(PyValueError::new_err(format!("fair_share_idle_s must be in [0, 60], got {fair_share_idle_s}")));
         }
@@ -194,6 +206,9 @@ impl TaskScheduler {
             fair_share_idle_ns: (fair_share_idle_s * 1e9) as u64,
             max_queue,
             max_history: max_history.max(1),
+            gpu_burst_ns: (gpu_burst_s * 1e9) as u64,
+            best_effort_queue,
+            burstable_queue,
         };
         Ok(TaskScheduler { inner: Inner::new(config).map_err(to_py)? })
     }

@@ -12,13 +12,14 @@
 
 use std::ffi::{c_void, CStr};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use pyo3::exceptions::{PyMemoryError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 
 use pygpukit_runtime::scheduler::gate::current_task;
+use pygpukit_runtime::scheduler::gpu_time::{DeviceEvents, EventPair, Poll};
 use pygpukit_runtime::scheduler::Task;
 
 use super::{extract_size, TaskCancelled};
@@ -134,6 +135,13 @@ const GATE_CAPSULE_NAME: &CStr = c"pygpukit.launch_gate_v1";
 /// - `end(handle)`: the launch is enqueued: charge it and give the device back;
 /// - `release(handle)`: drop a handle (after a cancelled `begin`, or to skip the launch);
 /// - `task_id(handle)`: the task's id, for error messages.
+///
+/// Version 2 adds GPU-time accounting:
+/// - `set_device_events(poll, recycle)`: the extension's event functions, given once at
+///   install. `poll(start, end, &ns)` returns 0 (finished; `ns` its device time), 1 (still
+///   pending) or 2 (unknown: retire uncharged); `recycle(start, end)` takes the events back;
+/// - `end_measured(handle, start, end)`: like `end`, for a launch bracketed by the events
+///   `start`/`end` on its stream; its device time is charged when they complete.
 #[repr(C)]
 struct LaunchGateV1 {
     abi_version: u32,
@@ -143,6 +151,50 @@ struct LaunchGateV1 {
     end: extern "C" fn(*const c_void),
     release: extern "C" fn(*const c_void),
     task_id: extern "C" fn(*const c_void) -> u64,
+    set_device_events: extern "C" fn(PollFn, RecycleFn),
+    end_measured: extern "C" fn(*const c_void, usize, usize),
+}
+
+type PollFn = extern "C" fn(usize, usize, *mut u64) -> i32;
+type RecycleFn = extern "C" fn(usize, usize);
+
+/// The extension's event functions as the runtime's `DeviceEvents`.
+struct ExtensionEvents {
+    poll: PollFn,
+    recycle: RecycleFn,
+}
+
+impl DeviceEvents for ExtensionEvents {
+    fn poll(&self, pair: EventPair) -> Poll {
+        let mut ns = 0u64;
+        match (self.poll)(pair.start, pair.end, &mut ns) {
+            0 => Poll::Done(ns),
+            1 => Poll::Pending,
+            _ => Poll::Failed,
+        }
+    }
+
+    fn recycle(&self, pair: EventPair) {
+        (self.recycle)(pair.start, pair.end)
+    }
+}
+
+/// Set once, by the one CUDA extension of the process.
+static DEVICE_EVENTS: OnceLock<Arc<dyn DeviceEvents>> = OnceLock::new();
+
+extern "C" fn gate_set_device_events(poll: PollFn, recycle: RecycleFn) {
+    let _ = DEVICE_EVENTS.set(Arc::new(ExtensionEvents { poll, recycle }));
+}
+
+extern "C" fn gate_end_measured(handle: *const c_void, start: usize, end: usize) {
+    let task = task_of(handle);
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match DEVICE_EVENTS.get() {
+        Some(events) => task.end_launch_measured(EventPair { start, end }, events),
+        None => {
+            task.end_launch(None);
+        }
+    }));
+    gate_release(handle);
 }
 
 extern "C" fn gate_current() -> *const c_void {
@@ -187,13 +239,15 @@ extern "C" fn gate_task_id(handle: *const c_void) -> u64 {
 #[pyfunction]
 fn launch_gate_table(py: Python<'_>) -> PyResult<Bound<'_, PyCapsule>> {
     let table = LaunchGateV1 {
-        abi_version: 1,
+        abi_version: 2,
         struct_size: std::mem::size_of::<LaunchGateV1>() as u32,
         current: gate_current,
         begin: gate_begin,
         end: gate_end,
         release: gate_release,
         task_id: gate_task_id,
+        set_device_events: gate_set_device_events,
+        end_measured: gate_end_measured,
     };
     PyCapsule::new(py, table, Some(GATE_CAPSULE_NAME.to_owned()))
 }

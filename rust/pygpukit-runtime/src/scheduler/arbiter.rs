@@ -94,6 +94,16 @@ impl Arbiter {
         held
     }
 
+    /// Charge device time measured after the launch ended (see `FairShare::charge`).
+    pub fn charge(&self, id: u64, busy_ns: u64) {
+        self.state.lock().charge(id, busy_ns);
+    }
+
+    /// Whether another task uses the device or wants it now.
+    pub fn contended(&self, id: u64) -> bool {
+        self.state.lock().contended(id, clock::now_ns())
+    }
+
     /// Wake all waiters (a task was cancelled and must notice).
     pub fn wake_all(&self) {
         let _st = self.state.lock();

@@ -23,7 +23,9 @@ use super::gate;
 use super::partition::{PartitionLimits, PartitionManager};
 use super::qos::{TaskSpec, PPM};
 use super::stats::{PartitionInfo, SchedulerStats, TaskStats};
-use super::task::{Ledger, Task, TaskId, TaskState};
+use super::gpu_time::GpuBudget;
+use super::qos::QosClass;
+use super::task::{GpuPolicy, Ledger, Task, TaskId, TaskState};
 use super::token_bucket::TokenBucket;
 
 /// How a task ended.
@@ -57,6 +59,14 @@ pub struct SchedulerConfig {
     pub max_queue: usize,
     /// Finished tasks remembered for `stats`/`result`.
     pub max_history: usize,
+    /// Device time a task may run ahead of its bandwidth share while others use the device
+    /// (its GPU budget's burst); launches measured with events only.
+    pub gpu_burst_ns: u64,
+    /// How many launches of a best-effort task may wait on the device at once, so a burst
+    /// of them cannot fill the device's queue ahead of a guaranteed task; 0 = no bound.
+    pub best_effort_queue: usize,
+    /// The same bound for burstable tasks; 0 = no bound. Guaranteed tasks have none.
+    pub burstable_queue: usize,
 }
 
 impl Default for SchedulerConfig {
@@ -71,6 +81,9 @@ impl Default for SchedulerConfig {
             fair_share_idle_ns: 5_000_000,
             max_queue: super::admission::DEFAULT_MAX_QUEUE,
             max_history: 10_000,
+            gpu_burst_ns: 2_000_000,
+            best_effort_queue: 2,
+            burstable_queue: 8,
         }
     }
 }
@@ -304,6 +317,17 @@ impl<R: Send + 'static> TaskScheduler<R> {
             let rate = config.launch_rate * sub.spec.bandwidth_ppm as f64 / PPM as f64;
             TokenBucket::new(rate, config.launch_burst, now)
         });
+        let share = sub.spec.bandwidth_ppm as f64 / PPM as f64;
+        let queue = match sub.spec.class {
+            QosClass::Guaranteed => 0,
+            QosClass::Burstable => config.burstable_queue,
+            QosClass::BestEffort => config.best_effort_queue,
+        };
+        let gpu = GpuPolicy {
+            // a guaranteed task's share is a floor, not a cap
+            budget: (sub.spec.class != QosClass::Guaranteed).then(|| GpuBudget::new(share, config.gpu_burst_ns, now)),
+            queue_limit: (queue > 0).then_some(queue),
+        };
         let ledger: Weak<dyn Ledger> = Arc::downgrade(&self.shared) as Weak<dyn Ledger>;
         let task = Arc::new(Task::new(
             id,
@@ -314,6 +338,7 @@ impl<R: Send + 'static> TaskScheduler<R> {
             bucket,
             self.shared.arbiter.clone(),
             ledger,
+            gpu,
         ));
         core.records.insert(
             id,
@@ -471,6 +496,8 @@ impl<R: Send + 'static> TaskScheduler<R> {
             bandwidth_ppm: task.spec.bandwidth_ppm,
             launches: task.launches(),
             busy_ns: task.busy_ns(),
+            gpu_ns: task.gpu_ns(),
+            queued_launches: task.queued_launches(),
             throttle_events: task.throttle_events(),
             queue_position: if rec.state == TaskState::Queued { core.pm.queue_position(&id) } else { None },
             cancel_requested: task.is_cancel_requested(),
@@ -579,6 +606,7 @@ fn worker_loop<R: Send + 'static>(shared: Arc<Shared<R>>) {
             catch_unwind(AssertUnwindSafe(|| job(&task)))
                 .unwrap_or_else(|_| Outcome::Lost("the task's job panicked".into()))
         };
+        task.finish_gpu();
         // Frees the device slot if the task left a launch open.
         shared.arbiter.remove(task.id);
         let state = match &outcome {

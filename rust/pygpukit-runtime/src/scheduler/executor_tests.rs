@@ -158,3 +158,83 @@ fn taken_outcomes_leave_the_record_and_clear_drops_the_rest() {
     assert!(s.try_for_each_outcome(|_| left += 1));
     assert_eq!(left, 0);
 }
+
+/// A device whose launches finish when the test says so, each after running 1 ms.
+#[derive(Default)]
+struct ManualDevice {
+    finished: parking_lot::Mutex<Vec<usize>>,
+}
+
+impl super::gpu_time::DeviceEvents for ManualDevice {
+    fn poll(&self, pair: super::gpu_time::EventPair) -> super::gpu_time::Poll {
+        if self.finished.lock().contains(&pair.start) {
+            super::gpu_time::Poll::Done(1_000_000)
+        } else {
+            super::gpu_time::Poll::Pending
+        }
+    }
+
+    fn recycle(&self, _pair: super::gpu_time::EventPair) {}
+}
+
+fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !cond() {
+        assert!(std::time::Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+#[test]
+fn best_effort_queue_is_bounded_and_charged_in_gpu_time() {
+    use super::gpu_time::{DeviceEvents, EventPair};
+    let s = sched(1000, 1);
+    let device = Arc::new(ManualDevice::default());
+    let events: Arc<dyn DeviceEvents> = device.clone();
+    let job_events = events.clone();
+    let job = Box::new(move |task: &Arc<super::Task>| {
+        for i in 0..3 {
+            if task.begin_launch().is_err() {
+                return Outcome::Cancelled(None);
+            }
+            task.end_launch_measured(EventPair { start: i, end: i }, &job_events);
+        }
+        Outcome::Completed(String::new())
+    });
+    let (id, _) = s.submit(sub(TaskSpec::best_effort(None, 0.5).expect("valid")), job).expect("admitted");
+    // two launches go out; the third waits for the first to finish on the device
+    wait_until("two queued launches", || s.task_stats(id).map(|t| t.queued_launches) == Ok(2));
+    std::thread::sleep(Duration::from_millis(20));
+    assert_eq!(s.task_stats(id).map(|t| t.launches), Ok(2), "the bound let a third launch through");
+    device.finished.lock().push(0);
+    assert_eq!(s.wait(id, Some(Duration::from_secs(10))), Ok(true));
+    let stats = s.task_stats(id).expect("known");
+    assert_eq!(stats.launches, 3);
+    assert_eq!(stats.gpu_ns, 1_000_000, "only the finished launch is charged");
+    assert_eq!(stats.busy_ns, 1_000_000, "host enqueue time is not charged");
+}
+
+#[test]
+fn cancel_reaches_a_launch_waiting_for_the_device_queue() {
+    use super::gpu_time::{DeviceEvents, EventPair};
+    let s = sched(1000, 1);
+    let events: Arc<dyn DeviceEvents> = Arc::new(ManualDevice::default());
+    let refused = Arc::new(AtomicBool::new(false));
+    let flag = refused.clone();
+    let job = Box::new(move |task: &Arc<super::Task>| {
+        for i in 0..10 {
+            if task.begin_launch().is_err() {
+                flag.store(true, Ordering::SeqCst);
+                return Outcome::Cancelled(None);
+            }
+            task.end_launch_measured(EventPair { start: i, end: i }, &events);
+        }
+        Outcome::Completed(String::new())
+    });
+    let (id, _) = s.submit(sub(TaskSpec::best_effort(None, 0.5).expect("valid")), job).expect("admitted");
+    wait_until("a full device queue", || s.task_stats(id).map(|t| t.queued_launches) == Ok(2));
+    assert_eq!(s.cancel(id), Ok(true));
+    assert_eq!(s.wait(id, Some(Duration::from_secs(5))), Ok(true));
+    assert!(refused.load(Ordering::SeqCst), "the waiting launch was not refused");
+    assert_eq!(s.task_stats(id).map(|t| t.launches), Ok(2));
+}

@@ -162,6 +162,22 @@ impl FairShare {
         }
     }
 
+    /// Charge device time measured after the launch ended (GPU events retire late).
+    pub fn charge(&mut self, id: u64, busy_ns: u64) {
+        if let Some(f) = self.flows.get_mut(&id) {
+            f.vtime += busy_ns as f64 / f.weight;
+            f.busy_ns += busy_ns;
+        }
+    }
+
+    /// Whether another flow uses the device or wants it (one idle between launches for
+    /// longer than `idle_ns` does not count).
+    pub fn contended(&self, id: u64, now: u64) -> bool {
+        self.flows.iter().any(|(&other, f)| {
+            other != id && (f.state == FlowState::Throttled || self.recently_active(f, now))
+        })
+    }
+
     pub fn is_holding(&self, id: u64) -> bool {
         self.flows.get(&id).is_some_and(|f| f.state == FlowState::Holding)
     }
