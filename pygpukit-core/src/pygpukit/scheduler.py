@@ -18,6 +18,7 @@ from typing import Any
 import _pygpukit_rust as _rust
 
 from ._device import Device
+from ._sched_isolation import Isolation, tier_of
 
 AdmissionError = _rust.AdmissionError
 TaskCancelled = _rust.TaskCancelled
@@ -29,41 +30,30 @@ def _run_task(
     context: contextvars.Context,
     fn: Callable[..., Any],
     args: tuple[Any, ...],
-    device: Device,
+    isolation: Isolation,
+    tier: str,
     priority: int,
 ) -> Any:
     """Call the task's function in the submitter's context (its `gp.config.use()` settings),
-    on a stream of its own when the device has streams.
+    on a stream of its own when the device has streams: on the reserved SMs for a guaranteed
+    task where the device is partitioned, prioritised by tier and task priority.
 
     On failure the runtime clears the locals of the traceback's frames, so the exception it
     keeps does not keep the task's arrays alive.
     """
-    return context.run(_run_on_stream, fn, args, device, priority)
+    return context.run(_run_on_stream, fn, args, isolation, tier, priority)
 
 
 def _run_on_stream(
-    fn: Callable[..., Any], args: tuple[Any, ...], device: Device, priority: int
+    fn: Callable[..., Any], args: tuple[Any, ...], isolation: Isolation, tier: str, priority: int
 ) -> Any:
-    stream = _task_stream(device, priority)
+    stream = isolation.stream(tier, priority)
     if stream is None:
         return fn(*args)
     with stream:
         result = fn(*args)
     stream.synchronize()  # the task is done when its kernels are
     return result
-
-
-def _task_stream(device: Device, priority: int) -> Any:
-    """A new stream for a task on a CUDA device, at a CUDA priority from the task's own
-    (higher task priority, more urgent stream); None for devices without streams."""
-    if device.type != "cuda":
-        return None
-    import pygpukit
-
-    cuda: Any = pygpukit.cuda  # the CUDA plugin's namespace
-    least, greatest = cuda.stream_priority_range(device.index)
-    level = max(greatest, min(least, least - priority)) if priority > 0 else least
-    return cuda.Stream(priority=level, non_blocking=True, device=device.index)
 
 
 _I32 = (-(2**31), 2**31 - 1)
@@ -223,12 +213,17 @@ class Scheduler:
         launch_rate: float = 100_000.0,
         fair_share_idle: float = 0.005,
         device: Any = None,
+        isolation: str = "auto",
+        reserve_sms: int | None = None,
     ) -> None:
         """`total_memory` defaults to the pool's quota, else the device's memory on a GPU
         (host RAM on the CPU device). `launch_rate` is the device's kernel launches per
         second, split between tasks by their bandwidth shares; `fair_share_idle` is how
         long (s) a task between two launches keeps its turn at the device before the next
-        task in line gets it."""
+        task in line gets it. `isolation`: "auto" reserves SMs for guaranteed tasks where
+        the GPU has green contexts (`reserve_sms` of them, else sized from the first
+        guaranteed task's bandwidth share) and falls back to stream priorities, "sm" insists
+        on the reserve, "priority" uses stream priorities only."""
         from ._placement import resolve_device
 
         total_memory = _size(total_memory, "total_memory")
@@ -237,6 +232,7 @@ class Scheduler:
         _number(launch_rate, "launch_rate", 0.0, float("inf"), low_open=True)
         _number(fair_share_idle, "fair_share_idle", 0.0, 3600.0, low_open=False)
         self.device = resolve_device(device)
+        self._isolation = Isolation(self.device, isolation, reserve_sms)
         if total_memory is None:
             total_memory = _default_total_memory(self.device)
         self._rs = _rust.TaskScheduler(
@@ -294,9 +290,11 @@ class Scheduler:
         if memory_limit is None:
             memory_limit = memory
         task_name = name or getattr(fn, "__name__", None) or type(fn).__name__
+        tier = tier_of(policy, memory, memory_limit)
+        self._isolation.prepare(tier, bandwidth)
         task_id = self._rs.submit(
             _run_task,
-            (contextvars.copy_context(), fn, args, self.device, priority),
+            (contextvars.copy_context(), fn, args, self._isolation, tier, priority),
             None,
             memory_request=memory,
             memory_limit=memory_limit,
@@ -313,7 +311,10 @@ class Scheduler:
         """One task's stats (state, wait/run time, memory, launches, throttles, queue
         position), or the scheduler's when no task is given."""
         task_id = task.id if isinstance(task, Task) else task
-        return dict(self._rs.stats(task_id))
+        stats = dict(self._rs.stats(task_id))
+        if task_id is None:
+            stats["isolation"] = self._isolation.stats()
+        return stats
 
     def create_partition(
         self,
