@@ -75,6 +75,11 @@ class Isolation:
                 if self.mode == "sm":
                     raise
 
+    def lane(self, tier: str) -> int:
+        """The runtime's lane for a task of `tier`: 1 on the reserved SMs, else 0 (tasks in
+        different lanes do not time-share the device)."""
+        return 1 if self._partition is not None and tier == "guaranteed" else 0
+
     def stream(self, tier: str, priority: int) -> Any:
         """A new stream for a task of `tier` and task `priority`; None without streams."""
         if self.device.type != "cuda":

@@ -304,6 +304,7 @@ class Scheduler:
             deadline_s=deadline,
             partition=partition,
             name=task_name,
+            lane=self._isolation.lane(tier),
         )
         return Task(self, task_id, task_name)
 

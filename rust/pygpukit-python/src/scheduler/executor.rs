@@ -215,10 +215,12 @@ impl TaskScheduler {
 
     /// Submit `fn(*args, **kwargs)`; returns the task id. Policy None infers it like
     /// Kubernetes: no sizes -> best_effort, request == limit -> guaranteed, else burstable.
+    /// `lane` names the SMs the task runs on (0 shared; tasks in other lanes run on SMs of
+    /// their own, so they do not time-share the device with lane 0).
     /// Raises AdmissionError when refused, ValueError on bad arguments, KeyError for an
     /// unknown partition, RuntimeError after shutdown.
     #[pyo3(signature = (r#fn, args=None, kwargs=None, memory_request=None, memory_limit=None, bandwidth=None,
-                        policy=None, priority=0, deadline_s=None, partition=None, name=None))]
+                        policy=None, priority=0, deadline_s=None, partition=None, name=None, lane=0))]
     #[allow(clippy::too_many_arguments)]
     fn submit(
         &self,
@@ -234,6 +236,7 @@ impl TaskScheduler {
         deadline_s: Option<f64>,
         partition: Option<String>,
         name: Option<String>,
+        lane: u32,
     ) -> PyResult<u64> {
         if !r#fn.bind(py).is_callable() {
             return Err(PyValueError::new_err("fn must be callable"));
@@ -262,7 +265,7 @@ impl TaskScheduler {
             None => r#fn.bind(py).getattr("__name__").and_then(|n| n.extract()).unwrap_or_else(|_| "task".into()),
         };
         let job = make_job(r#fn, args, kwargs.map(Bound::unbind));
-        let sub = Submission { name, spec, partition };
+        let sub = Submission { name, spec, partition, lane };
         self.inner.submit(sub, job).map(|(id, _)| id).map_err(to_py)
     }
 

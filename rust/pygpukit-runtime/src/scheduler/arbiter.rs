@@ -22,8 +22,9 @@ impl Arbiter {
         Arbiter { state: Mutex::new(FairShare::new(slots, idle_ns)), cv: Condvar::new() }
     }
 
-    pub fn add(&self, id: u64, weight: f64, band: i32) {
-        self.state.lock().add(id, weight, band, clock::now_ns());
+    /// Register a running task; `lane` says which SMs it runs on (see `FairShare`).
+    pub fn add(&self, id: u64, weight: f64, band: i32, lane: u32) {
+        self.state.lock().add_in_lane(id, weight, band, lane, clock::now_ns());
     }
 
     /// Forget a finished task, handing its slot (if still held) to the next waiter.

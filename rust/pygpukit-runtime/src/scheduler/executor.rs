@@ -94,6 +94,8 @@ pub struct Submission {
     pub name: String,
     pub spec: TaskSpec,
     pub partition: Option<String>,
+    /// Which SMs the task runs on (0: the shared ones; see `FairShare`'s lanes).
+    pub lane: u32,
 }
 
 struct Record<R> {
@@ -327,6 +329,7 @@ impl<R: Send + 'static> TaskScheduler<R> {
             // a guaranteed task's share is a floor, not a cap
             budget: (sub.spec.class != QosClass::Guaranteed).then(|| GpuBudget::new(share, config.gpu_burst_ns, now)),
             queue_limit: (queue > 0).then_some(queue),
+            lane: sub.lane,
         };
         let ledger: Weak<dyn Ledger> = Arc::downgrade(&self.shared) as Weak<dyn Ledger>;
         let task = Arc::new(Task::new(
@@ -600,7 +603,7 @@ fn not_found(id: TaskId) -> SchedError {
 fn worker_loop<R: Send + 'static>(shared: Arc<Shared<R>>) {
     loop {
         let Some((task, job)) = next_job(&shared) else { return };
-        shared.arbiter.add(task.id, task.weight(), task.band);
+        shared.arbiter.add(task.id, task.weight(), task.band, task.lane);
         let outcome = {
             let _guard = gate::enter(task.clone());
             catch_unwind(AssertUnwindSafe(|| job(&task)))

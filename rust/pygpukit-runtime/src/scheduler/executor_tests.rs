@@ -17,7 +17,7 @@ fn sched(total_memory: u64, workers: usize) -> TaskScheduler<String> {
 }
 
 fn sub(spec: TaskSpec) -> Submission {
-    Submission { name: "t".into(), spec, partition: None }
+    Submission { name: "t".into(), spec, partition: None, lane: 0 }
 }
 
 fn outcome(s: &TaskScheduler<String>, id: u64) -> String {

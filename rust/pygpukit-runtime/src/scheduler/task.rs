@@ -70,6 +70,8 @@ pub struct GpuPolicy {
     pub budget: Option<GpuBudget>,
     /// How many of its launches may be on the device, unfinished, at once; None = no bound.
     pub queue_limit: Option<usize>,
+    /// Which SMs it runs on: tasks in different lanes (green contexts) do not time-share.
+    pub lane: u32,
 }
 
 struct GpuState {
@@ -99,6 +101,7 @@ pub struct Task {
     busy_ns: AtomicU64,
     gpu_ns: AtomicU64,
     queue_limit: Option<usize>,
+    pub lane: u32,
     gpu: Mutex<GpuState>,
     memory: Mutex<MemoryUse>,
     bucket: Mutex<Option<TokenBucket>>,
@@ -134,6 +137,7 @@ impl Task {
             busy_ns: AtomicU64::new(0),
             gpu_ns: AtomicU64::new(0),
             queue_limit: gpu.queue_limit,
+            lane: gpu.lane,
             gpu: Mutex::new(GpuState { inflight: InFlight::default(), budget: gpu.budget }),
             memory: Mutex::new(MemoryUse::default()),
             bucket: Mutex::new(bucket),
