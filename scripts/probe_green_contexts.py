@@ -43,6 +43,7 @@ def main() -> None:
     report["layout"] = gp.cuda.sm_layout(0)
     part = gp.cuda.SmPartition(args.sms, 0)
     report["reserved_sms"], report["rest_sms"] = part.reserved_sms, part.rest_sms
+    report["self_check"] = part.check() or "ok"
     rng = np.random.default_rng(0)
     a = gp.asarray(rng.standard_normal((64, 2048)).astype(np.float32), device="cuda:0")
     w = gp.asarray((rng.standard_normal((2048, 2048)) / 45).astype(np.float32), device="cuda:0")

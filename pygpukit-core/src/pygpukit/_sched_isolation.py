@@ -69,7 +69,11 @@ class Isolation:
             try:
                 total = cuda.sm_layout(self.device.index)["sms"]
                 wanted = self.reserve_sms or max(1.0, (bandwidth or 0.1) * total)
-                self._partition = cuda.SmPartition(wanted, self.device.index)
+                partition = cuda.SmPartition(wanted, self.device.index)
+                problem = partition.check()
+                if problem is not None:
+                    raise RuntimeError(problem)
+                self._partition = partition
             except (RuntimeError, ValueError, OSError) as exc:
                 self.reason = f"could not reserve SMs: {exc}"
                 if self.mode == "sm":

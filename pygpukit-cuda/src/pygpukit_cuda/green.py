@@ -75,6 +75,30 @@ class SmPartition:
         self.reserved_sms = int(self._reserved.sm_count)
         self.rest_sms = int(self._rest.sm_count)
 
+    def check(self) -> str | None:
+        """Run a small product and an elementwise kernel on each side and compare them with
+        the default stream's; None when both sides agree, else what went wrong (drivers
+        differ in whether kernels of the primary context run on green-context streams)."""
+        import numpy as np
+        import pygpukit as gp
+
+        device = f"cuda:{self.device_index}"
+        rng = np.random.default_rng(1)
+        a = gp.asarray(rng.standard_normal((64, 96)).astype(np.float32), device=device)
+        b = gp.asarray(rng.standard_normal((96, 32)).astype(np.float32), device=device)
+        want = gp.maximum(gp.matmul(a, b), 0.0).to_numpy()
+        for side in ("reserved", "rest"):
+            stream = self.stream(side)
+            try:
+                with stream:
+                    got = gp.maximum(gp.matmul(a, b), 0.0).to_numpy()
+                stream.synchronize()
+            except Exception as exc:  # the driver refused: say so, the caller falls back
+                return f"work on the {side} SMs failed: {type(exc).__name__}: {exc}"
+            if not np.array_equal(got, want):
+                return f"work on the {side} SMs gave a different result than the default stream"
+        return None
+
     def stream(self, side: str = "reserved", priority: int = 0) -> Stream:
         """A new stream on the `side` ("reserved" or "rest") at CUDA `priority`."""
         if side not in ("reserved", "rest"):
