@@ -166,15 +166,15 @@ impl TaskScheduler {
 
     /// `TaskScheduler(total_memory, total_bandwidth=1.0, workers=4, launch_rate=100000.0,
     /// launch_burst=32, device_slots=1, fair_share_idle_s=0.005, max_queue=4096,
-    /// max_history=10000, gpu_burst_s=0.002, best_effort_queue=2, burstable_queue=8)`.
+    /// max_history=10000, gpu_burst_s=0.002, best_effort_queue_s=0.002, burstable_queue_s=0.008)`.
     /// `launch_rate` is device launches/s split by bandwidth share (0 = unpaced), for tasks
     /// whose launches are not measured on the device; `fair_share_idle_s` is how long a task
     /// between launches keeps its turn; `gpu_burst_s` is how far a measured task may run
-    /// ahead of its share; the `*_queue` bounds cap a task's unfinished launches (0 = none).
+    /// ahead of its share; the `*_queue_s` bounds cap the device work a task may have queued (0 = none).
     #[new]
     #[pyo3(signature = (total_memory, total_bandwidth=1.0, workers=4, launch_rate=100_000.0, launch_burst=32.0,
                         device_slots=1, fair_share_idle_s=0.005, max_queue=4096, max_history=10_000,
-                        gpu_burst_s=0.002, best_effort_queue=2, burstable_queue=8))]
+                        gpu_burst_s=0.002, best_effort_queue_s=0.002, burstable_queue_s=0.008))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         total_memory: &Bound<'_, PyAny>,
@@ -187,11 +187,15 @@ impl TaskScheduler {
         max_queue: usize,
         max_history: usize,
         gpu_burst_s: f64,
-        best_effort_queue: usize,
-        burstable_queue: usize,
+        best_effort_queue_s: f64,
+        burstable_queue_s: f64,
     ) -> PyResult<Self> {
-        if !gpu_burst_s.is_finite() || !(0.0..=60.0).contains(&gpu_burst_s) {
-            return Err(PyValueError::new_err(format!("gpu_burst_s must be in [0, 60], got {gpu_burst_s}")));
+        for (name, value) in
+            [("gpu_burst_s", gpu_burst_s), ("best_effort_queue_s", best_effort_queue_s), ("burstable_queue_s", burstable_queue_s)]
+        {
+            if !value.is_finite() || !(0.0..=60.0).contains(&value) {
+                return Err(PyValueError::new_err(format!("{name} must be in [0, 60], got {value}")));
+            }
         }
         if !fair_share_idle_s.is_finite() || !(0.0..=60.0).contains(&fair_share_idle_s) {
             return Err(PyValueError::new_err(format!("fair_share_idle_s must be in [0, 60], got {fair_share_idle_s}")));
@@ -207,8 +211,8 @@ impl TaskScheduler {
             max_queue,
             max_history: max_history.max(1),
             gpu_burst_ns: (gpu_burst_s * 1e9) as u64,
-            best_effort_queue,
-            burstable_queue,
+            best_effort_queue_ns: (best_effort_queue_s * 1e9) as u64,
+            burstable_queue_ns: (burstable_queue_s * 1e9) as u64,
         };
         Ok(TaskScheduler { inner: Inner::new(config).map_err(to_py)? })
     }

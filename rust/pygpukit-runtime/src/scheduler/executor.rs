@@ -62,11 +62,12 @@ pub struct SchedulerConfig {
     /// Device time a task may run ahead of its bandwidth share while others use the device
     /// (its GPU budget's burst); launches measured with events only.
     pub gpu_burst_ns: u64,
-    /// How many launches of a best-effort task may wait on the device at once, so a burst
-    /// of them cannot fill the device's queue ahead of a guaranteed task; 0 = no bound.
-    pub best_effort_queue: usize,
+    /// About how much device work (ns) of a best-effort task may wait on the device, so a
+    /// burst of its launches cannot fill the device's queue ahead of a guaranteed task (at
+    /// least `gpu_time::MIN_QUEUED` launches); 0 = no bound.
+    pub best_effort_queue_ns: u64,
     /// The same bound for burstable tasks; 0 = no bound. Guaranteed tasks have none.
-    pub burstable_queue: usize,
+    pub burstable_queue_ns: u64,
 }
 
 impl Default for SchedulerConfig {
@@ -82,8 +83,8 @@ impl Default for SchedulerConfig {
             max_queue: super::admission::DEFAULT_MAX_QUEUE,
             max_history: 10_000,
             gpu_burst_ns: 2_000_000,
-            best_effort_queue: 2,
-            burstable_queue: 8,
+            best_effort_queue_ns: 2_000_000,
+            burstable_queue_ns: 8_000_000,
         }
     }
 }
@@ -322,13 +323,13 @@ impl<R: Send + 'static> TaskScheduler<R> {
         let share = sub.spec.bandwidth_ppm as f64 / PPM as f64;
         let queue = match sub.spec.class {
             QosClass::Guaranteed => 0,
-            QosClass::Burstable => config.burstable_queue,
-            QosClass::BestEffort => config.best_effort_queue,
+            QosClass::Burstable => config.burstable_queue_ns,
+            QosClass::BestEffort => config.best_effort_queue_ns,
         };
         let gpu = GpuPolicy {
             // a guaranteed task's share is a floor, not a cap
             budget: (sub.spec.class != QosClass::Guaranteed).then(|| GpuBudget::new(share, config.gpu_burst_ns, now)),
-            queue_limit: (queue > 0).then_some(queue),
+            queue_budget_ns: (queue > 0).then_some(queue),
             lane: sub.lane,
         };
         let ledger: Weak<dyn Ledger> = Arc::downgrade(&self.shared) as Weak<dyn Ledger>;

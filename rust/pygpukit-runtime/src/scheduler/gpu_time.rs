@@ -37,7 +37,12 @@ pub trait DeviceEvents: Send + Sync {
 pub struct InFlight {
     pairs: VecDeque<EventPair>,
     events: Option<Arc<dyn DeviceEvents>>,
+    /// Recent device time per launch (an exponential average), once one has finished.
+    avg_ns: Option<f64>,
 }
+
+/// Launches a task may always have queued, whatever their expected length.
+pub const MIN_QUEUED: usize = 2;
 
 impl InFlight {
     pub fn push(&mut self, pair: EventPair, events: &Arc<dyn DeviceEvents>) {
@@ -55,6 +60,17 @@ impl InFlight {
         self.pairs.is_empty()
     }
 
+    /// How many launches may be queued so that about `budget_ns` of device work waits: the
+    /// budget over the recent time per launch, at least `MIN_QUEUED` (and just that until a
+    /// launch has been timed).
+    pub fn limit(&self, budget_ns: u64) -> usize {
+        match self.avg_ns {
+            Some(avg) if avg >= 1.0 => ((budget_ns as f64 / avg) as usize).max(MIN_QUEUED),
+            Some(_) => usize::MAX,
+            None => MIN_QUEUED,
+        }
+    }
+
     /// Whether this task's launches are measured on the device (it has recorded a pair).
     pub fn measured(&self) -> bool {
         self.events.is_some()
@@ -69,7 +85,11 @@ impl InFlight {
         while let Some(&pair) = self.pairs.front() {
             match events.poll(pair) {
                 Poll::Pending => break,
-                Poll::Done(t) => ns = ns.saturating_add(t),
+                Poll::Done(t) => {
+                    ns = ns.saturating_add(t);
+                    // weight 1/4 on the newest: follows a change of kernel within a few launches
+                    self.avg_ns = Some(self.avg_ns.map_or(t as f64, |a| 0.75 * a + 0.25 * t as f64));
+                }
                 Poll::Failed => {}
             }
             self.pairs.pop_front();
@@ -185,6 +205,26 @@ mod tests {
         *device.now.lock() = 30;
         assert_eq!(inflight.retire(), 700);
         assert!(inflight.is_empty());
+    }
+
+    #[test]
+    fn the_queue_limit_follows_the_time_per_launch() {
+        let device = Arc::new(FakeDevice::default());
+        let events: Arc<dyn DeviceEvents> = device.clone();
+        let mut inflight = InFlight::default();
+        assert_eq!(inflight.limit(2_000_000), MIN_QUEUED, "untimed: the minimum");
+        // tiny kernels of 5 us: 400 of them make 2 ms of queued work
+        for i in 0..8 {
+            inflight.push(device.launch(i, 5_000, 0), &events);
+        }
+        inflight.retire();
+        assert_eq!(inflight.limit(2_000_000), 400);
+        // then 1.5 ms GEMMs: the limit falls to the minimum within a few launches
+        for i in 8..16 {
+            inflight.push(device.launch(i, 1_500_000, 0), &events);
+        }
+        inflight.retire();
+        assert_eq!(inflight.limit(2_000_000), MIN_QUEUED);
     }
 
     #[test]

@@ -68,8 +68,9 @@ pub struct MemoryUse {
 pub struct GpuPolicy {
     /// Its share of device time while others use the device too; None = not capped.
     pub budget: Option<GpuBudget>,
-    /// How many of its launches may be on the device, unfinished, at once; None = no bound.
-    pub queue_limit: Option<usize>,
+    /// About how much device work (ns) of its launches may wait on the device, unfinished;
+    /// None = no bound (see `InFlight::limit`).
+    pub queue_budget_ns: Option<u64>,
     /// Which SMs it runs on: tasks in different lanes (green contexts) do not time-share.
     pub lane: u32,
 }
@@ -100,7 +101,7 @@ pub struct Task {
     throttle_events: AtomicU64,
     busy_ns: AtomicU64,
     gpu_ns: AtomicU64,
-    queue_limit: Option<usize>,
+    queue_budget_ns: Option<u64>,
     pub lane: u32,
     gpu: Mutex<GpuState>,
     memory: Mutex<MemoryUse>,
@@ -136,7 +137,7 @@ impl Task {
             throttle_events: AtomicU64::new(0),
             busy_ns: AtomicU64::new(0),
             gpu_ns: AtomicU64::new(0),
-            queue_limit: gpu.queue_limit,
+            queue_budget_ns: gpu.queue_budget_ns,
             lane: gpu.lane,
             gpu: Mutex::new(GpuState { inflight: InFlight::default(), budget: gpu.budget }),
             memory: Mutex::new(MemoryUse::default()),
@@ -217,7 +218,8 @@ impl Task {
                 if !self.retire_gpu(&mut st, now) {
                     return Ok(false);
                 }
-                let over_bound = self.queue_limit.is_some_and(|limit| st.inflight.len() >= limit);
+                let over_bound =
+                    self.queue_budget_ns.is_some_and(|budget| st.inflight.len() >= st.inflight.limit(budget));
                 let debt = match st.budget.as_mut() {
                     Some(b) if self.arbiter.contended(self.id) => b.check(now).err(),
                     _ => None,
