@@ -86,6 +86,13 @@ fn current_task_id() -> Option<u64> {
     current_task().map(|t| t.id)
 }
 
+/// QoS class of the scheduler task running on this thread ("guaranteed", "burstable" or
+/// "best_effort"), or None outside a task.
+#[pyfunction]
+fn current_task_policy() -> Option<&'static str> {
+    current_task().map(|t| t.spec.class.as_str())
+}
+
 /// Whether the current task has been asked to cancel (False outside a task).
 #[pyfunction]
 fn task_cancel_requested() -> bool {
@@ -258,6 +265,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(task_launch_begin, m)?)?;
     m.add_function(wrap_pyfunction!(task_launch_end, m)?)?;
     m.add_function(wrap_pyfunction!(current_task_id, m)?)?;
+    m.add_function(wrap_pyfunction!(current_task_policy, m)?)?;
     m.add_function(wrap_pyfunction!(task_cancel_requested, m)?)?;
     m.add_function(wrap_pyfunction!(task_memory_charge, m)?)?;
     m.add_function(wrap_pyfunction!(task_memory_release, m)?)?;
