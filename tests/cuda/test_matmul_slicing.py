@@ -31,3 +31,15 @@ def test_only_large_best_effort_products_are_sliced(policy, shape, rows):
         task = sched.submit(slicing.rows_per_slice, *shape, policy=policy, memory=memory,
                             memory_limit=limit)  # fmt: skip
         assert task.result(10) == rows
+
+
+def test_yielding_without_guaranteed_work_returns_at_once():
+    import _pygpukit_rust as rust
+
+    assert rust.task_yield() is False  # outside a task
+    with pytest.raises(ValueError, match="max_s"):
+        rust.task_yield(-1.0)
+    with gp.Scheduler(total_memory="64MB", workers=1) as sched:
+        # nothing guaranteed is on the device: no wait, whatever the bound
+        assert sched.submit(rust.task_yield, 30.0, policy="best_effort").result(10) is False
+        assert sched.submit(slicing.between_slices, policy="best_effort").result(10) is None

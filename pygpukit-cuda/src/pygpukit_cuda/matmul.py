@@ -116,6 +116,8 @@ def _sliced(x1: GPUArray, x2: GPUArray, out: GPUArray, allow_tf32: bool, rows: i
     m = x1.shape[0]
     for start in range(0, m, rows):
         stop = min(m, start + rows)
+        if start:
+            slicing.between_slices()
         # row blocks of x1 and of the contiguous out are views: no copies
         if not _lt_matmul(lt, x1[start:stop], x2, out[start:stop], allow_tf32):
             if start == 0:

@@ -1,6 +1,7 @@
 """Large matrix products of best-effort scheduler tasks run as row slices, so the GPU work a
 guaranteed task can queue behind is one slice, not a whole product; each slice passes the
-launch gate (device-time charge, queue bound, fair share) on its own."""
+launch gate (device-time charge, queue bound, fair share) on its own, and between slices
+the task yields while a guaranteed task's work on the same SMs is on the device."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import _pygpukit_rust as _rust
 SLICE_FLOPS = 1 << 38
 #: slices are whole multiples of this many rows, so each stays a full-tile product
 ROW_STEP = 256
+#: the longest a slice waits for a guaranteed task's work, so best-effort work still moves
+MAX_YIELD_S = 0.002
 
 
 def rows_per_slice(m: int, n: int, k: int) -> int | None:
@@ -25,3 +28,8 @@ def rows_per_slice(m: int, n: int, k: int) -> int | None:
     rows = -(-m // slices)
     rows = -(-rows // ROW_STEP) * ROW_STEP
     return rows if rows < m else None
+
+
+def between_slices() -> None:
+    """Give way to a guaranteed task's work in flight (see MAX_YIELD_S)."""
+    _rust.task_yield(MAX_YIELD_S)

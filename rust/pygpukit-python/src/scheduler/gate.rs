@@ -93,6 +93,24 @@ fn current_task_policy() -> Option<&'static str> {
     current_task().map(|t| t.spec.class.as_str())
 }
 
+/// `task_yield(max_s=0.002) -> bool`: between slices of a best-effort or burstable task's
+/// work, wait (GIL released, at most `max_s`) while a guaranteed task's newest launch on
+/// the same SMs is still on the device; whether it waited. False outside a task or in a
+/// guaranteed one; TaskCancelled once the task is cancelled.
+#[pyfunction]
+#[pyo3(signature = (max_s=0.002))]
+fn task_yield(py: Python<'_>, max_s: f64) -> PyResult<bool> {
+    if !max_s.is_finite() || max_s < 0.0 {
+        return Err(PyValueError::new_err(format!("max_s must be finite and >= 0, got {max_s}")));
+    }
+    let Some(task) = current_task() else { return Ok(false) };
+    let t = task.clone();
+    match py.detach(move || t.yield_to_urgent((max_s * 1e9) as u64)) {
+        Ok(waited) => Ok(waited),
+        Err(_) => Err(TaskCancelled::new_err(format!("task {} ({:?}) was cancelled", task.id, task.name))),
+    }
+}
+
 /// Whether the current task has been asked to cancel (False outside a task).
 #[pyfunction]
 fn task_cancel_requested() -> bool {
@@ -266,6 +284,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(task_launch_end, m)?)?;
     m.add_function(wrap_pyfunction!(current_task_id, m)?)?;
     m.add_function(wrap_pyfunction!(current_task_policy, m)?)?;
+    m.add_function(wrap_pyfunction!(task_yield, m)?)?;
     m.add_function(wrap_pyfunction!(task_cancel_requested, m)?)?;
     m.add_function(wrap_pyfunction!(task_memory_charge, m)?)?;
     m.add_function(wrap_pyfunction!(task_memory_release, m)?)?;

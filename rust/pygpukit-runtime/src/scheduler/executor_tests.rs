@@ -238,3 +238,40 @@ fn cancel_reaches_a_launch_waiting_for_the_device_queue() {
     assert!(refused.load(Ordering::SeqCst), "the waiting launch was not refused");
     assert_eq!(s.task_stats(id).map(|t| t.launches), Ok(2));
 }
+
+#[test]
+fn best_effort_work_yields_while_a_guaranteed_launch_is_on_the_device() {
+    use super::gpu_time::{DeviceEvents, EventPair};
+    let s = sched(1000, 2);
+    let device = Arc::new(ManualDevice::default());
+    let events: Arc<dyn DeviceEvents> = device.clone();
+    let launched = Arc::new(AtomicBool::new(false));
+    let release = Arc::new(AtomicBool::new(false));
+    let (flag, hold) = (launched.clone(), release.clone());
+    let urgent_job = Box::new(move |task: &Arc<super::Task>| {
+        task.begin_launch().expect("granted");
+        task.end_launch_measured(EventPair { start: 100, end: 100 }, &events);
+        flag.store(true, Ordering::SeqCst);
+        while !hold.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        Outcome::Completed(String::new())
+    });
+    let (urgent, _) = s.submit(sub(TaskSpec::guaranteed(10, 0.5).expect("valid")), urgent_job).expect("admitted");
+    wait_until("the guaranteed launch", || launched.load(Ordering::SeqCst));
+    let yield_job = Box::new(|task: &Arc<super::Task>| {
+        let started = std::time::Instant::now();
+        let waited = task.yield_to_urgent(5_000_000_000).expect("not cancelled");
+        let again = task.yield_to_urgent(5_000_000_000).expect("not cancelled");
+        Outcome::Completed(format!("{waited} {again} {}", started.elapsed().as_millis()))
+    });
+    let (polite, _) = s.submit(sub(TaskSpec::best_effort(None, 0.5).expect("valid")), yield_job).expect("admitted");
+    std::thread::sleep(Duration::from_millis(40));
+    device.finished.lock().push(100);
+    let result = outcome(&s, polite);
+    let parts: Vec<&str> = result.trim_start_matches("ok:").split(' ').collect();
+    assert_eq!(&parts[..2], &["true", "false"], "got {result}");
+    assert!(parts[2].parse::<u64>().expect("ms") >= 30, "it did not wait for the launch: {result}");
+    release.store(true, Ordering::SeqCst);
+    assert_eq!(s.wait(urgent, Some(Duration::from_secs(10))), Ok(true));
+}

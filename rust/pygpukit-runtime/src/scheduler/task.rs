@@ -10,7 +10,7 @@ use parking_lot::{Condvar, Mutex};
 use super::arbiter::Arbiter;
 use super::clock;
 use super::gpu_time::{DeviceEvents, EventPair, GpuBudget, InFlight};
-use super::qos::TaskSpec;
+use super::qos::{QosClass, TaskSpec};
 use super::token_bucket::TokenBucket;
 use crate::context::TaskContext;
 
@@ -195,6 +195,9 @@ impl Task {
             return false;
         }
         let ns = st.inflight.retire();
+        if st.inflight.is_empty() && self.spec.class == QosClass::Guaranteed {
+            self.arbiter.clear_urgent(self.lane, self.id); // its events may now be reused
+        }
         if ns > 0 {
             self.gpu_ns.fetch_add(ns, Ordering::Relaxed);
             self.busy_ns.fetch_add(ns, Ordering::Relaxed);
@@ -250,15 +253,47 @@ impl Task {
     /// device time is charged once it finishes (at a later gate or when the task ends); the
     /// device slot is given back now, uncharged.
     pub fn end_launch_measured(&self, pair: EventPair, events: &Arc<dyn DeviceEvents>) {
-        self.gpu.lock().inflight.push(pair, events);
+        let mut st = self.gpu.lock();
+        st.inflight.push(pair, events);
+        if self.spec.class == QosClass::Guaranteed {
+            // under the task's lock, so a concurrent retire cannot clear it out of order
+            self.arbiter.note_urgent(self.lane, self.id, pair, events);
+        }
+        drop(st);
         if self.holding.swap(false, Ordering::AcqRel) {
             self.arbiter.release(self.id, 0);
         }
     }
 
+    /// Between two slices of a best-effort task's work: wait (at most `max_ns`) while a
+    /// guaranteed task's newest launch on the same SMs is still on the device, so the slices
+    /// fill the gaps between its work. Returns whether it waited; `Err` once cancelled.
+    pub fn yield_to_urgent(&self, max_ns: u64) -> Result<bool, Cancelled> {
+        if self.spec.class == QosClass::Guaranteed {
+            return Ok(false);
+        }
+        let until = clock::now_ns().saturating_add(max_ns);
+        let mut waited = false;
+        while self.arbiter.urgent_in_flight(self.lane) && clock::now_ns() < until {
+            waited = true;
+            let mut g = self.sleeper.0.lock();
+            if self.is_cancel_requested() {
+                return Err(Cancelled);
+            }
+            self.sleeper.1.wait_for(&mut g, QUEUE_POLL);
+        }
+        if self.is_cancel_requested() {
+            return Err(Cancelled);
+        }
+        Ok(waited)
+    }
+
     /// The task ended: charge what finished and hand the other events back.
     pub fn finish_gpu(&self) {
         let mut st = self.gpu.lock();
+        if self.spec.class == QosClass::Guaranteed {
+            self.arbiter.clear_urgent(self.lane, self.id);
+        }
         let ns = st.inflight.drain();
         if ns > 0 {
             self.gpu_ns.fetch_add(ns, Ordering::Relaxed);
