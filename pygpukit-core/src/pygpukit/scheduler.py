@@ -135,7 +135,11 @@ class Task:
         self._outcome: tuple[bool, Any, Any] | None = None
 
     def result(self, timeout: float | None = None) -> Any:
-        """The function's return value; re-raises its exception (TimeoutError on timeout)."""
+        """The function's return value; re-raises its exception (TimeoutError on timeout).
+
+        The first call takes the result over from the scheduler: from then on it lives as
+        long as this handle or the caller keeps it (and so does the memory charged for it).
+        """
         outcome = self._outcome
         if outcome is None:
             if not self._sched._rs.wait(self.id, timeout):

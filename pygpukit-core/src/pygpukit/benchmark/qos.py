@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from . import qos_workload as W
 from .cases import SpecialCase
 from .results import ERROR, MISSING, PASS, Row
@@ -32,10 +34,11 @@ _SOLO: dict[str, tuple[Any, W.Measure, float]] = {}
 
 
 def cases(requests: int = REQUESTS) -> list[SpecialCase]:
-    return [
+    out = [
         SpecialCase("qos", "request beside hog", LABELS[s], "qos", {"setting": s, "n": requests})
         for s in (*W.SETTINGS, "torch")
     ]
+    return [*out, admission_case()]
 
 
 def _baseline(name: str, make: Any, n: int) -> tuple[Any, W.Measure, float]:
@@ -46,6 +49,8 @@ def _baseline(name: str, make: Any, n: int) -> tuple[Any, W.Measure, float]:
 
 
 def run_qos(case: SpecialCase, bench: Bench) -> Row:
+    if case.kind == "qos_admit":
+        return run_admission(case, bench)
     setting, n = case.params["setting"], int(case.params["n"])
     row = Row(case.family, case.op, case.case, unit="ms")
     if bench.device.type != "cuda":
@@ -90,4 +95,42 @@ def run_qos(case: SpecialCase, bench: Bench) -> Row:
     if setting == "scheduler":
         met = ratios["p99_over_solo"] <= BAR_P99 and ratios["hog_over_solo"] >= BAR_HOG
         row.note += f"; bar (p99 <= {BAR_P99}x, hog >= {BAR_HOG}) {'met' if met else 'missed'}"
+    return row
+
+
+# -- admission --------------------------------------------------------------------------
+#: submissions timed, and the issue's bar on their p99
+ADMISSIONS, BAR_ADMISSION_US = 2000, 50.0
+
+
+def admission_case() -> SpecialCase:
+    return SpecialCase("qos", "admission", f"{ADMISSIONS} submits of a no-op task", "qos_admit")
+
+
+def run_admission(case: SpecialCase, bench: Bench) -> Row:
+    """How long `submit` takes (admission: checks, reservation, queueing), on any device."""
+    import time
+
+    import pygpukit as gp
+
+    row = Row(case.family, case.op, case.case, unit="us", provider="pygpukit")
+    times = []
+    with gp.Scheduler(total_memory="1GB", workers=2, device=bench.device) as sched:
+        tasks = []
+        for i in range(ADMISSIONS):
+            start = time.perf_counter()
+            tasks.append(sched.submit(int, memory="64KB", policy="guaranteed"))
+            times.append((time.perf_counter() - start) * 1e3)
+            if i % 64 == 63:  # keep the reservation from filling
+                for task in tasks:
+                    task.result(30)
+                tasks.clear()
+        for task in tasks:
+            task.result(30)
+    row.stats = Stats.of(times)
+    p99_us = float(np.percentile(times, 99)) * 1e3
+    row.extra.update(p50_us=float(np.percentile(times, 50)) * 1e3, p99_us=p99_us)
+    row.status = PASS
+    met = "met" if p99_us < BAR_ADMISSION_US else "missed"
+    row.note = f"p99 {p99_us:.1f} us; bar (p99 < {BAR_ADMISSION_US:.0f} us) {met}"
     return row

@@ -355,7 +355,7 @@ def run_special(case: SpecialCase, bench: Bench) -> Row:
         from .launch_path import run_launch
 
         return run_launch(case, bench)
-    if case.kind == "qos":
+    if case.kind.startswith("qos"):
         from .qos import run_qos
 
         return run_qos(case, bench)
