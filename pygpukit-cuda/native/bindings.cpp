@@ -8,6 +8,7 @@
 #include "cublaslt_api.hpp"
 #include "driver_api.hpp"
 #include "graph.hpp"
+#include "green.hpp"
 #include "launch.hpp"
 #include "launch_gate.hpp"
 #include "launch_plan.hpp"
@@ -449,9 +450,37 @@ PYBIND11_MODULE(_native, m) {
     pgk::bind_cusolver(m);
 
     // -- streams and events ----------------------------------------------------------
+    // -- green contexts (SM partitions) --------------------------------------------------
+    m.def("green_contexts_status", []() { return pgk::green_status(); },
+          "Why green contexts are unavailable, or '' when the driver has them.");
+    m.def(
+        "sm_info",
+        [](const std::shared_ptr<Context>& c) {
+            const pgk::SmInfo i = pgk::sm_info(*c);
+            return py::make_tuple(i.sms, i.min_partition, i.alignment);
+        },
+        py::arg("context"),
+        "(SMs, smallest partition, partition alignment) of the context's device; 0 where "
+        "the driver does not say.");
+    py::class_<pgk::GreenContext, std::shared_ptr<pgk::GreenContext>>(m, "GreenContext")
+        .def_property_readonly("sm_count", &pgk::GreenContext::sm_count)
+        .def_property_readonly("handle",
+                               [](const pgk::GreenContext& g) { return handle(g.context()); })
+        .def("make_current", &pgk::GreenContext::make_current);
+    m.def(
+        "split_sms",
+        [](const std::shared_ptr<Context>& c, unsigned sms) {
+            auto parts = pgk::split_sms(c, sms);
+            return py::make_tuple(parts.first, parts.second);
+        },
+        py::arg("context"), py::arg("sms"),
+        "(reserved, rest): green contexts of at least `sms` SMs and of the remainder.");
+
     py::class_<pgk::Stream, std::shared_ptr<pgk::Stream>>(m, "Stream")
         .def(py::init<std::shared_ptr<Context>, int, bool>(), py::arg("context"),
              py::arg("priority") = 0, py::arg("non_blocking") = true)
+        .def(py::init<std::shared_ptr<pgk::GreenContext>, int>(), py::arg("green"),
+             py::arg("priority") = 0)
         .def_property_readonly("handle", [](const pgk::Stream& s) { return handle(s.handle()); })
         .def_property_readonly("priority", &pgk::Stream::priority)
         .def("synchronize",

@@ -14,6 +14,28 @@ using CUstream = struct CUstream_st*;
 using CUevent = struct CUevent_st*;
 using CUgraph = struct CUgraph_st*;
 using CUgraphExec = struct CUgraphExec_st*;
+using CUgreenCtx = struct CUgreenCtx_st*;
+using CUdevResourceDesc = struct CUdevResourceDesc_st*;
+
+// A device resource (cuda.h's CUdevResource): 144 bytes, the SM fields at offset 96. Drivers
+// before CUDA 13 fill only smCount (the rest stays 0); the last 8 bytes are CUDA 13's
+// nextResource pointer, left null.
+struct alignas(8) CUdevResource {
+    int type;
+    unsigned char internal_padding[92];
+    union {
+        struct {
+            unsigned smCount;
+            unsigned minSmPartitionSize;
+            unsigned smCoscheduledAlignment;
+            unsigned flags;
+        } sm;
+        unsigned char oversize[48];
+    };
+};
+static_assert(sizeof(CUdevResource) == 144, "CUdevResource must match cuda.h");
+constexpr int CU_DEV_RESOURCE_TYPE_SM = 1;
+constexpr unsigned CU_GREEN_CTX_DEFAULT_STREAM = 0x1;
 
 using nvrtcResult = int;
 using nvrtcProgram = struct _nvrtcProgram*;

@@ -47,7 +47,37 @@ bool resolve(void* lib, const char* symbol, F& out, std::string& missing) {
     return true;
 }
 
+GreenApi g_green;
+std::string g_green_status = "the CUDA driver is not loaded";
+
+// Optional entry points: each missing one is recorded, and green contexts are then off.
+void resolve_green(void* lib) {
+    GreenApi api;
+    std::string missing;
+    bool ok = resolve(lib, "cuDeviceGetDevResource", api.cuDeviceGetDevResource, missing) &&
+              resolve(lib, "cuDevSmResourceSplitByCount", api.cuDevSmResourceSplitByCount,
+                      missing) &&
+              resolve(lib, "cuDevResourceGenerateDesc", api.cuDevResourceGenerateDesc, missing) &&
+              resolve(lib, "cuGreenCtxCreate", api.cuGreenCtxCreate, missing) &&
+              resolve(lib, "cuGreenCtxDestroy", api.cuGreenCtxDestroy, missing) &&
+              resolve(lib, "cuCtxFromGreenCtx", api.cuCtxFromGreenCtx, missing) &&
+              resolve(lib, "cuGreenCtxStreamCreate", api.cuGreenCtxStreamCreate, missing) &&
+              resolve(lib, "cuGreenCtxGetDevResource", api.cuGreenCtxGetDevResource, missing);
+    if (!ok) {
+        g_green = GreenApi();
+        g_green_status = "the CUDA driver has no " + missing +
+                         " (green contexts need a CUDA 12.4 or newer driver)";
+        return;
+    }
+    g_green = api;
+    g_green_status.clear();
+}
+
 }  // namespace
+
+const GreenApi& green_api() { return g_green; }
+
+const std::string& green_status() { return g_green_status; }
 
 bool load_driver(const std::string& path) {
     std::lock_guard<std::mutex> lock(g_mutex);
@@ -82,6 +112,7 @@ bool load_driver(const std::string& path) {
     }
     int version = 0;
     api.cuDriverGetVersion(&version);
+    resolve_green(lib);
     g_api = api;
     g_loaded = true;
     g_status = "CUDA driver " + std::to_string(version / 1000) + "." +

@@ -92,6 +92,24 @@ struct DriverApi {
     CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent) = nullptr;
 };
 
+// Green contexts (SM partitions): optional, since drivers before CUDA 12.4 lack them.
+struct GreenApi {
+    CUresult (*cuDeviceGetDevResource)(CUdevice, CUdevResource*, int) = nullptr;
+    CUresult (*cuDevSmResourceSplitByCount)(CUdevResource*, unsigned*, const CUdevResource*,
+                                            CUdevResource*, unsigned, unsigned) = nullptr;
+    CUresult (*cuDevResourceGenerateDesc)(CUdevResourceDesc*, CUdevResource*, unsigned) = nullptr;
+    CUresult (*cuGreenCtxCreate)(CUgreenCtx*, CUdevResourceDesc, CUdevice, unsigned) = nullptr;
+    CUresult (*cuGreenCtxDestroy)(CUgreenCtx) = nullptr;
+    CUresult (*cuCtxFromGreenCtx)(CUcontext*, CUgreenCtx) = nullptr;
+    CUresult (*cuGreenCtxStreamCreate)(CUstream*, CUgreenCtx, unsigned, int) = nullptr;
+    CUresult (*cuGreenCtxGetDevResource)(CUgreenCtx, CUdevResource*, int) = nullptr;
+};
+
+// The green-context entry points, or null when the driver lacks one; `green_status` says
+// which is missing ("" when all are there).
+const GreenApi& green_api();
+const std::string& green_status();
+
 // Open libcuda (once) and call cuInit. Returns false and records why on failure.
 bool load_driver(const std::string& path);
 // Whether load_driver succeeded.

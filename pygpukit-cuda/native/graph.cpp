@@ -39,7 +39,7 @@ Graph::~Graph() {
 
 void Graph::launch(CUstream stream) const {
     ctx_->make_current();
-    LaunchGuard gate;
+    LaunchGuard gate(stream);
     check(driver().cuGraphLaunch(exec_, stream), "cuGraphLaunch");
 }
 

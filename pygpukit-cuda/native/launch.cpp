@@ -9,7 +9,7 @@ namespace pgk {
 void launch(const Context& ctx, CUfunction func, Dim3 grid, Dim3 block, unsigned shared_bytes,
             CUstream stream, const void* args, size_t args_size) {
     ctx.make_current();
-    LaunchGuard gate;
+    LaunchGuard gate(stream);
     size_t size = args_size;
     void* extra[] = {PGK_LAUNCH_PARAM_BUFFER_POINTER, const_cast<void*>(args),
                      PGK_LAUNCH_PARAM_BUFFER_SIZE, &size, PGK_LAUNCH_PARAM_END};

@@ -1,12 +1,82 @@
 // The launch gate (see launch_gate.hpp): the Rust runtime's C table, called around launches.
 #include "launch_gate.hpp"
 
+#include <cstddef>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#include "driver_api.hpp"
+
 namespace pgk {
+
+// Two timing events of one context, recorded around one launch of a scheduler task.
+struct TimedPair {
+    CUcontext ctx;
+    CUevent start;
+    CUevent end;
+};
+
 namespace {
 
 LaunchGateTable g_gate{};
 bool g_installed = false;
+bool g_measured = false;  // the runtime takes event pairs (table version 2)
 PyObject* g_cancelled = nullptr;
+
+// Retired pairs, reused so a measured launch costs two cuEventRecord calls and no creation.
+// The runtime retires pairs on task threads, hence the lock.
+std::mutex g_pool_lock;
+std::vector<TimedPair*> g_pool;
+
+TimedPair* take_pair(CUcontext ctx) {
+    {
+        std::lock_guard<std::mutex> hold(g_pool_lock);
+        for (size_t i = g_pool.size(); i-- > 0;) {
+            if (g_pool[i]->ctx == ctx) {
+                TimedPair* pair = g_pool[i];
+                g_pool[i] = g_pool.back();
+                g_pool.pop_back();
+                return pair;
+            }
+        }
+    }
+    const DriverApi& api = driver();
+    auto* pair = new TimedPair{ctx, nullptr, nullptr};
+    // default flags: timing on, which cuEventElapsedTime needs
+    if (api.cuEventCreate(&pair->start, 0) != CUDA_SUCCESS ||
+        api.cuEventCreate(&pair->end, 0) != CUDA_SUCCESS) {
+        if (pair->start != nullptr) api.cuEventDestroy(pair->start);
+        delete pair;
+        return nullptr;
+    }
+    return pair;
+}
+
+void give_back(TimedPair* pair) {
+    std::lock_guard<std::mutex> hold(g_pool_lock);
+    g_pool.push_back(pair);
+}
+
+// The runtime's view of a pair (see set_device_events in gate.rs): 0 finished with its
+// device time in *ns, 1 still pending, 2 unknown (an error: retired uncharged).
+int poll_pair(uintptr_t start, uintptr_t /*end*/, uint64_t* ns) {
+    auto* pair = reinterpret_cast<TimedPair*>(start);
+    const DriverApi& api = driver();
+    const CUresult done = api.cuEventQuery(pair->end);
+    if (done == CUDA_ERROR_NOT_READY) return 1;
+    float ms = 0.0f;
+    if (done != CUDA_SUCCESS || api.cuEventElapsedTime == nullptr ||
+        api.cuEventElapsedTime(&ms, pair->start, pair->end) != CUDA_SUCCESS || ms < 0.0f) {
+        return 2;
+    }
+    *ns = static_cast<uint64_t>(static_cast<double>(ms) * 1e6);
+    return 0;
+}
+
+void recycle_pair(uintptr_t start, uintptr_t /*end*/) {
+    give_back(reinterpret_cast<TimedPair*>(start));
+}
 
 }  // namespace
 
@@ -19,13 +89,20 @@ bool install_launch_gate(PyObject* capsule, PyObject* cancelled) {
     auto* table =
         static_cast<const LaunchGateTable*>(PyCapsule_GetPointer(capsule, kLaunchGateCapsuleName));
     if (table == nullptr) return false;
-    if (table->abi_version != 1 || table->struct_size < sizeof(LaunchGateTable)) {
+    // version 1 (no GPU-time accounting) still gates; version 2 also measures
+    constexpr size_t v1_size = offsetof(LaunchGateTable, set_device_events);
+    const bool v2 = table->abi_version >= 2 && table->struct_size >= sizeof(LaunchGateTable);
+    if (table->abi_version < 1 || table->struct_size < v1_size) {
         PyErr_Format(PyExc_ValueError, "launch gate table version %u of %u bytes; this "
-                     "extension reads version 1 of %zu bytes",
-                     table->abi_version, table->struct_size, sizeof(LaunchGateTable));
+                     "extension reads version 1 (%zu bytes) or 2 (%zu bytes)",
+                     table->abi_version, table->struct_size, v1_size, sizeof(LaunchGateTable));
         return false;
     }
-    g_gate = *table;  // plain function pointers into the runtime, which stays loaded
+    g_gate = LaunchGateTable{};
+    // plain function pointers into the runtime, which stays loaded
+    std::memcpy(&g_gate, table, v2 ? sizeof(LaunchGateTable) : v1_size);
+    g_measured = v2 && driver_loaded() && driver().cuEventElapsedTime != nullptr;
+    if (g_measured) g_gate.set_device_events(&poll_pair, &recycle_pair);
     Py_XINCREF(cancelled);
     Py_XSETREF(g_cancelled, cancelled);
     g_installed = true;
@@ -36,10 +113,10 @@ bool launch_gate_installed() { return g_installed; }
 
 PyObject* cancelled_error_type() { return g_cancelled; }
 
-LaunchGuard::LaunchGuard() {
+LaunchGuard::LaunchGuard(CUstream stream) {
     if (!g_installed) return;
     task_ = g_gate.current();
-    if (task_ == nullptr) return;  // not inside a scheduler task
+    if (task_ == nullptr) return;  // not inside a scheduler task: the cheap path ends here
     int refused = 0;
     Py_BEGIN_ALLOW_THREADS  // the grant may wait for other tasks, which need the GIL
     refused = g_gate.begin(task_);
@@ -51,10 +128,31 @@ LaunchGuard::LaunchGuard() {
         throw LaunchCancelled("task " + std::to_string(id) +
                               " was cancelled: its launch was not enqueued");
     }
+    if (!g_measured) return;
+    const DriverApi& api = driver();
+    int capturing = 0;
+    CUcontext ctx = nullptr;
+    // events recorded into a graph capture would become graph nodes: not measured there
+    if (api.cuStreamIsCapturing(stream, &capturing) != CUDA_SUCCESS || capturing != 0 ||
+        api.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || ctx == nullptr) {
+        return;
+    }
+    pair_ = take_pair(ctx);
+    if (pair_ != nullptr && api.cuEventRecord(pair_->start, stream) != CUDA_SUCCESS) {
+        give_back(pair_);
+        pair_ = nullptr;
+    }
+    stream_ = stream;
 }
 
 LaunchGuard::~LaunchGuard() {
-    if (task_ != nullptr) g_gate.end(task_);
+    if (task_ == nullptr) return;
+    if (pair_ != nullptr && driver().cuEventRecord(pair_->end, stream_) == CUDA_SUCCESS) {
+        g_gate.end_measured(task_, reinterpret_cast<uintptr_t>(pair_), 0);
+        return;
+    }
+    if (pair_ != nullptr) give_back(pair_);
+    g_gate.end(task_);
 }
 
 }  // namespace pgk

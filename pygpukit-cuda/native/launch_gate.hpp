@@ -10,11 +10,14 @@
 #include <stdexcept>
 #include <string>
 
+#include "cuda_types.hpp"
+
 namespace pgk {
 
 constexpr const char* kLaunchGateCapsuleName = "pygpukit.launch_gate_v1";
 
 // Mirrors the Rust runtime's LaunchGateV1 (rust/pygpukit-python/src/scheduler/gate.rs).
+// Version 1 ends at task_id; version 2 adds the GPU-time functions.
 struct LaunchGateTable {
     uint32_t abi_version;
     uint32_t struct_size;
@@ -23,6 +26,9 @@ struct LaunchGateTable {
     void (*end)(const void*);
     void (*release)(const void*);
     uint64_t (*task_id)(const void*);
+    void (*set_device_events)(int (*poll)(uintptr_t, uintptr_t, uint64_t*),
+                              void (*recycle)(uintptr_t, uintptr_t));
+    void (*end_measured)(const void*, uintptr_t, uintptr_t);
 };
 
 // A launch refused because its task was cancelled (raised as the runtime's TaskCancelled).
@@ -37,17 +43,23 @@ bool install_launch_gate(PyObject* capsule, PyObject* cancelled);
 bool launch_gate_installed();
 PyObject* cancelled_error_type();
 
-// Scope of one launch: the constructor waits for the grant (throws LaunchCancelled), the
-// destructor ends the launch. Construct with the GIL held.
+struct TimedPair;  // the events around one measured launch (launch_gate.cpp)
+
+// Scope of one launch on `stream`: the constructor waits for the grant (throws
+// LaunchCancelled), the destructor ends the launch. Inside a scheduler task, a pair of
+// events brackets the launch so the runtime charges the task its device time; outside a
+// task neither happens. Construct with the GIL held and the launch's context current.
 class LaunchGuard {
 public:
-    LaunchGuard();
+    explicit LaunchGuard(CUstream stream);
     ~LaunchGuard();
     LaunchGuard(const LaunchGuard&) = delete;
     LaunchGuard& operator=(const LaunchGuard&) = delete;
 
 private:
     const void* task_ = nullptr;
+    TimedPair* pair_ = nullptr;
+    CUstream stream_ = nullptr;
 };
 
 }  // namespace pgk

@@ -56,7 +56,7 @@ struct PlanState {
                                         " bytes of workspace and got none");
         }
         ctx->make_current();
-        LaunchGuard gate;
+        LaunchGuard gate(stream);
         const void* alpha = scale64 ? static_cast<const void*>(&alpha64) : &alpha32;
         const void* beta = scale64 ? static_cast<const void*>(&beta64) : &beta32;
         auto* pa = reinterpret_cast<const void*>(a);

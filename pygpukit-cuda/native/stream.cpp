@@ -13,6 +13,15 @@ Stream::Stream(std::shared_ptr<Context> ctx, int priority, bool non_blocking)
           "cuStreamCreateWithPriority");
 }
 
+Stream::Stream(std::shared_ptr<GreenContext> green, int priority)
+    : ctx_(green->primary()), green_(std::move(green)), priority_(priority) {
+    ctx_->make_current();
+    // green-context streams must be non-blocking
+    check(green_api().cuGreenCtxStreamCreate(&stream_, green_->handle(), CU_STREAM_NON_BLOCKING,
+                                             priority),
+          "cuGreenCtxStreamCreate");
+}
+
 Stream::~Stream() {
     if (stream_ == nullptr || !driver_loaded()) return;
     // Wait for the stream's work first: the pool keeps blocks cached under this handle, and

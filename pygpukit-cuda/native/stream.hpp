@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "context.hpp"
+#include "green.hpp"
 
 namespace pgk {
 
@@ -11,6 +12,8 @@ class Stream {
 public:
     // priority: lower numbers run first (see Context::stream_priority_range).
     Stream(std::shared_ptr<Context> ctx, int priority, bool non_blocking);
+    // A stream of a green context: its kernels run on that context's SMs (non-blocking).
+    Stream(std::shared_ptr<GreenContext> green, int priority);
     ~Stream();
     Stream(const Stream&) = delete;
     Stream& operator=(const Stream&) = delete;
@@ -22,6 +25,7 @@ public:
 
 private:
     std::shared_ptr<Context> ctx_;
+    std::shared_ptr<GreenContext> green_;  // kept alive while its stream lives
     CUstream stream_ = nullptr;
     int priority_;
 };

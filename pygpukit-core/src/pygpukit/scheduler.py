@@ -9,14 +9,16 @@ weighted fair sharing of the device). This module only shapes the Python API.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import os
-import traceback
+import threading
 from collections.abc import Callable, Generator
 from typing import Any
 
 import _pygpukit_rust as _rust
 
 from ._device import Device
+from ._sched_isolation import Isolation, tier_of
 
 AdmissionError = _rust.AdmissionError
 TaskCancelled = _rust.TaskCancelled
@@ -24,37 +26,34 @@ TaskCancelled = _rust.TaskCancelled
 _POLICIES = ("guaranteed", "burstable", "best_effort", "besteffort", "best-effort")
 
 
-def _run_task(fn: Callable[..., Any], args: tuple[Any, ...], device: Device, priority: int) -> Any:
-    """Call the task's function, on a stream of its own when the device has streams.
+def _run_task(
+    context: contextvars.Context,
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    isolation: Isolation,
+    tier: str,
+    priority: int,
+) -> Any:
+    """Call the task's function in the submitter's context (its `gp.config.use()` settings),
+    on a stream of its own when the device has streams: on the reserved SMs for a guaranteed
+    task where the device is partitioned, prioritised by tier and task priority.
 
-    On failure the traceback's frames drop their locals, so the exception the scheduler
+    On failure the runtime clears the locals of the traceback's frames, so the exception it
     keeps does not keep the task's arrays alive.
     """
-    try:
-        stream = _task_stream(device, priority)
-        if stream is None:
-            return fn(*args)
-        with stream:
-            result = fn(*args)
-        stream.synchronize()  # the task is done when its kernels are
-        return result
-    except BaseException as exc:
-        if exc.__traceback__ is not None and exc.__traceback__.tb_next is not None:
-            traceback.clear_frames(exc.__traceback__.tb_next)  # those frames have returned
-        raise
+    return context.run(_run_on_stream, fn, args, isolation, tier, priority)
 
 
-def _task_stream(device: Device, priority: int) -> Any:
-    """A new stream for a task on a CUDA device, at a CUDA priority from the task's own
-    (higher task priority, more urgent stream); None for devices without streams."""
-    if device.type != "cuda":
-        return None
-    import pygpukit
-
-    cuda: Any = pygpukit.cuda  # the CUDA plugin's namespace
-    least, greatest = cuda.stream_priority_range(device.index)
-    level = max(greatest, min(least, least - priority)) if priority > 0 else least
-    return cuda.Stream(priority=level, non_blocking=True, device=device.index)
+def _run_on_stream(
+    fn: Callable[..., Any], args: tuple[Any, ...], isolation: Isolation, tier: str, priority: int
+) -> Any:
+    stream = isolation.stream(tier, priority)
+    if stream is None:
+        return fn(*args)
+    with stream:
+        result = fn(*args)
+    stream.synchronize()  # the task is done when its kernels are
+    return result
 
 
 _I32 = (-(2**31), 2**31 - 1)
@@ -101,6 +100,18 @@ def _integer(value: Any, name: str, low: int, high: int) -> int:
     return value
 
 
+def _default_total_memory(device: Device) -> int:
+    """What a scheduler shares when not told: the pool's quota if it has one, else the
+    device's memory (a GPU), else the host's RAM (the CPU device)."""
+    from . import memory
+
+    stats = memory.stats(device)
+    for key in ("quota", "device_total"):
+        if stats.get(key):
+            return int(stats[key])
+    return _host_memory()
+
+
 def _host_memory() -> int:
     try:
         return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
@@ -111,16 +122,49 @@ def _host_memory() -> int:
 class Task:
     """A submitted task: wait for it, await it, cancel it, or read its stats."""
 
-    __slots__ = ("_sched", "id", "name")
+    __slots__ = ("__weakref__", "_lock", "_outcome", "_sched", "id", "name")
 
     def __init__(self, sched: Scheduler, task_id: int, name: str) -> None:
         self._sched = sched
         self.id = task_id
         self.name = name
+        self._lock = threading.Lock()
+        # (ok, value, traceback at failure): taken from the runtime on the first result(), so
+        # the result is charged to the scheduler only as long as this handle or the caller
+        # keeps it
+        self._outcome: tuple[bool, Any, Any] | None = None
 
     def result(self, timeout: float | None = None) -> Any:
-        """The function's return value; re-raises its exception (TimeoutError on timeout)."""
-        return self._sched._rs.result(self.id, timeout)
+        """The function's return value; re-raises its exception (TimeoutError on timeout).
+
+        The first call takes the result over from the scheduler: from then on it lives as
+        long as this handle or the caller keeps it (and so does the memory charged for it).
+        """
+        outcome = self._outcome
+        if outcome is None:
+            if not self._sched._rs.wait(self.id, timeout):
+                raise TimeoutError(
+                    f"task {self.id} ({self.name!r}) did not finish within {timeout} s"
+                )
+            with self._lock:
+                outcome = self._outcome
+                if outcome is None:
+                    ok, value = self._sched._rs.take_result(self.id, 0)
+                    tb = None if ok else value.__traceback__
+                    outcome = self._outcome = (ok, value, tb)
+        ok, value, tb = outcome
+        if ok:
+            return value
+        # the traceback as the task left it, not grown by earlier raises
+        raise value.with_traceback(tb)
+
+    def __del__(self) -> None:
+        # an outcome nobody took dies with its handle (and its memory charge with it)
+        try:
+            if self._outcome is None:
+                self._sched._rs.discard_result(self.id)
+        except Exception:  # interpreter shutdown: the runtime may be gone
+            pass
 
     def done(self) -> bool:
         return bool(self._sched._rs.done(self.id))
@@ -173,11 +217,17 @@ class Scheduler:
         launch_rate: float = 100_000.0,
         fair_share_idle: float = 0.005,
         device: Any = None,
+        isolation: str = "auto",
+        reserve_sms: int | None = None,
     ) -> None:
-        """`launch_rate` is the device's kernel launches per second, split between tasks by
-        their bandwidth shares; `fair_share_idle` is how long (s) a task between two
-        launches keeps its turn at the device before the next task in line gets it."""
-        from . import memory
+        """`total_memory` defaults to the pool's quota, else the device's memory on a GPU
+        (host RAM on the CPU device). `launch_rate` is the device's kernel launches per
+        second, split between tasks by their bandwidth shares; `fair_share_idle` is how
+        long (s) a task between two launches keeps its turn at the device before the next
+        task in line gets it. `isolation`: "auto" reserves SMs for guaranteed tasks where
+        the GPU has green contexts (`reserve_sms` of them, else sized from the first
+        guaranteed task's bandwidth share) and falls back to stream priorities, "sm" insists
+        on the reserve, "priority" uses stream priorities only."""
         from ._placement import resolve_device
 
         total_memory = _size(total_memory, "total_memory")
@@ -186,9 +236,9 @@ class Scheduler:
         _number(launch_rate, "launch_rate", 0.0, float("inf"), low_open=True)
         _number(fair_share_idle, "fair_share_idle", 0.0, 3600.0, low_open=False)
         self.device = resolve_device(device)
+        self._isolation = Isolation(self.device, isolation, reserve_sms)
         if total_memory is None:
-            quota = memory.stats(self.device).get("quota")
-            total_memory = int(quota) if quota else _host_memory()
+            total_memory = _default_total_memory(self.device)
         self._rs = _rust.TaskScheduler(
             total_memory,
             total_bandwidth,
@@ -244,9 +294,11 @@ class Scheduler:
         if memory_limit is None:
             memory_limit = memory
         task_name = name or getattr(fn, "__name__", None) or type(fn).__name__
+        tier = tier_of(policy, memory, memory_limit)
+        self._isolation.prepare(tier, bandwidth)
         task_id = self._rs.submit(
             _run_task,
-            (fn, args, self.device, priority),
+            (contextvars.copy_context(), fn, args, self._isolation, tier, priority),
             None,
             memory_request=memory,
             memory_limit=memory_limit,
@@ -256,6 +308,7 @@ class Scheduler:
             deadline_s=deadline,
             partition=partition,
             name=task_name,
+            lane=self._isolation.lane(tier),
         )
         return Task(self, task_id, task_name)
 
@@ -263,7 +316,10 @@ class Scheduler:
         """One task's stats (state, wait/run time, memory, launches, throttles, queue
         position), or the scheduler's when no task is given."""
         task_id = task.id if isinstance(task, Task) else task
-        return dict(self._rs.stats(task_id))
+        stats = dict(self._rs.stats(task_id))
+        if task_id is None:
+            stats["isolation"] = self._isolation.stats()
+        return stats
 
     def create_partition(
         self,

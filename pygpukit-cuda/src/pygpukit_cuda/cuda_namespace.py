@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import graphs, streams
+from . import graphs, green, streams
 from .errors import CudaContextLostError
 
 
@@ -19,6 +19,9 @@ class _Namespace:
     synchronize = staticmethod(streams.synchronize)
     pending_frees = staticmethod(streams.pending_frees)
     stream_priority_range = staticmethod(streams.stream_priority_range)
+    SmPartition = green.SmPartition
+    sm_partition_unavailable = staticmethod(green.unavailable_reason)
+    sm_layout = staticmethod(green.sm_layout)
 
     def __repr__(self) -> str:
         return (

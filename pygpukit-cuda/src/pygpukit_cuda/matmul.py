@@ -17,7 +17,7 @@ from typing import Any
 from pygpukit import GPUArray, KernelProvider
 from pygpukit.core import dtypes as dt
 
-from . import cublaslt, launcher, plans, provider
+from . import cublaslt, launcher, plans, provider, slicing
 from .device_facts import compute_capability as _cc
 from .device_facts import data_ptr as _ptr
 from .dims import merge_dims
@@ -67,6 +67,13 @@ def _ready_key(x1: GPUArray, x2: GPUArray, out: GPUArray, allow_tf32: bool, a_pt
 def matmul(x1: GPUArray, x2: GPUArray, out: GPUArray, allow_tf32: bool) -> None:
     """out = x1 @ x2 (the core's matmul kernel convention)."""
     dtype = out.dtype
+    if len(x1._shape) == 2 and len(x2._shape) == 2:
+        m, k = x1._shape
+        n = x2._shape[1]
+        if m * n * k > slicing.SLICE_FLOPS // 2:  # cheap test first: most products are small
+            rows = slicing.rows_per_slice(m, n, k)
+            if rows is not None and _sliced(x1, x2, out, allow_tf32, rows):
+                return
     if x1._dtype is dtype and x2._dtype is dtype:
         a_ptr = x1._buffer.ptr + x1._offset
         b_ptr = x2._buffer.ptr + x2._offset
@@ -93,6 +100,29 @@ def matmul(x1: GPUArray, x2: GPUArray, out: GPUArray, allow_tf32: bool) -> None:
     if lt is not None and _lt_matmul(lt, x1, x2, out, allow_tf32):
         return
     _nvrtc_matmul(x1, x2, out, allow_tf32)
+
+
+def _sliced(x1: GPUArray, x2: GPUArray, out: GPUArray, allow_tf32: bool, rows: int) -> bool:
+    """out = x1 @ x2 as cuBLASLt products of `rows` rows of x1 and out each (see slicing.py);
+    False, before any work, when cuBLASLt cannot take the operands."""
+    dtype = out.dtype
+    if x1.dtype is not dtype or x2.dtype is not dtype or dtype not in cublaslt.DTYPES:
+        return False
+    lt = cublaslt.library()
+    if lt is None:
+        return False
+    m = x1.shape[0]
+    for start in range(0, m, rows):
+        stop = min(m, start + rows)
+        if start:
+            slicing.between_slices()
+        # row blocks of x1 and of the contiguous out are views: no copies
+        if not _lt_matmul(lt, x1[start:stop], x2, out[start:stop], allow_tf32):
+            if start == 0:
+                return False
+            _nvrtc_matmul(x1[start:], x2, out[start:], allow_tf32)
+            break
+    return True
 
 
 # -- cuBLASLt --------------------------------------------------------------------------

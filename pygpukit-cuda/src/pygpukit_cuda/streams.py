@@ -43,10 +43,16 @@ class Stream:
     """
 
     def __init__(self, priority: int = 0, non_blocking: bool = False, *,
-                 device: int | None = None) -> None:  # fmt: skip
+                 device: int | None = None, green: Any = None) -> None:  # fmt: skip
+        """`green`: a native green context (see green.py) whose SMs the stream's kernels
+        run on; such streams are always non-blocking."""
         self.device_index = _default_index() if device is None else int(device)
-        self._native = _loader.driver().Stream(_context(self.device_index), int(priority),
-                                                bool(non_blocking))  # fmt: skip
+        if green is not None:
+            self._native = _loader.driver().Stream(green, int(priority))
+            non_blocking = True
+        else:
+            self._native = _loader.driver().Stream(_context(self.device_index), int(priority),
+                                                    bool(non_blocking))  # fmt: skip
         self.ptr = int(self._native.handle)
         self.priority = int(priority)
         self.non_blocking = bool(non_blocking)

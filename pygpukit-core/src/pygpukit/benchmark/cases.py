@@ -18,7 +18,10 @@ from .results import Work
 #: families in the order they run
 FAMILIES = (
     "elementwise", "reductions", "matmul", "attention", "tiny", "compile", "transfer", "launch",
+    "qos",
 )  # fmt: skip
+#: families run only when named: the qos family takes a minute of the GPU to itself
+OPT_IN = ("qos",)
 
 
 @dataclass
@@ -443,7 +446,14 @@ BUILDERS: dict[str, Callable[[Sizes], list[Case]]] = {
     "compile": compile_family,
     "transfer": transfer,
     "launch": lambda sizes: _launch_cases(sizes.calls),
+    "qos": lambda sizes: _qos_cases(),
 }
+
+
+def _qos_cases() -> list[Case]:
+    from .qos import cases  # its own module: it imports the runner
+
+    return list(cases())
 
 
 def _launch_cases(calls: list[int]) -> list[Case]:

@@ -39,9 +39,16 @@ def parser() -> argparse.ArgumentParser:
         help="cpu, cuda, cuda:1 ... (default: pygpukit's default device)",
     )
     p.add_argument(
+        "names",
+        nargs="*",
+        metavar="FAMILY",
+        help="families to run, as with --families (e.g. `python -m pygpukit.benchmark qos`)",
+    )
+    p.add_argument(
         "--families",
-        default=",".join(C.FAMILIES),
-        help=f"comma-separated, from: {', '.join(C.FAMILIES)} (default: all)",
+        default=None,
+        help=f"comma-separated, from: {', '.join(C.FAMILIES)} (default: all but "
+        f"{', '.join(C.OPT_IN)}, which run only when named)",
     )
     p.add_argument(
         "--quick", action="store_true", help="small sizes and 3 repeats: a smoke run in seconds"
@@ -109,7 +116,9 @@ def _device(text: str) -> Any:
 def run_benchmark(args: argparse.Namespace) -> Run:
     """Run the cases the arguments select; every case yields a row, whatever happens."""
     device = _device(args.device)
-    families = _families(args.families)
+    chosen = [*(args.names or []), *([args.families] if args.families else [])]
+    default = ",".join(f for f in C.FAMILIES if f not in C.OPT_IN)
+    families = _families(",".join(chosen) if chosen else default)
     sizes = C.Sizes.preset(device.type, args.quick)
     for spec in args.sizes:
         sizes.override(spec)

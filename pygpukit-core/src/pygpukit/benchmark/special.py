@@ -355,6 +355,10 @@ def run_special(case: SpecialCase, bench: Bench) -> Row:
         from .launch_path import run_launch
 
         return run_launch(case, bench)
+    if case.kind.startswith("qos"):
+        from .qos import run_qos
+
+        return run_qos(case, bench)
     if case.kind == "transfer":
         from .transfer import run_transfer  # its own module: it imports this one's peers
 

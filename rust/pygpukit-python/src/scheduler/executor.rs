@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use pyo3::exceptions::{PyRuntimeError, PyTimeoutError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
+use pyo3::{PyTraverseError, PyVisit};
 
 use pygpukit_runtime::scheduler::clock::to_unix_s;
 use pygpukit_runtime::scheduler::qos::{share_to_ppm, PPM};
@@ -56,6 +57,8 @@ fn task_stats_dict<'py>(py: Python<'py>, s: &TaskStats) -> PyResult<Bound<'py, P
     d.set_item("launches", s.launches)?;
     d.set_item("busy_ns", s.busy_ns)?;
     d.set_item("busy_time", s.busy_ns as f64 / 1e9)?;
+    d.set_item("gpu_time", s.gpu_ns as f64 / 1e9)?;
+    d.set_item("queued_launches", s.queued_launches)?;
     d.set_item("throttle_events", s.throttle_events)?;
     d.set_item("queue_position", s.queue_position)?;
     d.set_item("cancel_requested", s.cancel_requested)?;
@@ -95,6 +98,7 @@ fn make_job(func: Py<PyAny>, args: Py<PyTuple>, kwargs: Option<Py<PyDict>>) -> J
                 Err(e) => {
                     let cancelled = task.is_cancel_requested() && e.is_instance_of::<TaskCancelled>(py);
                     let value = e.into_value(py).into_any();
+                    forget_frames(value.bind(py));
                     if cancelled {
                         Outcome::Cancelled(Some(value))
                     } else {
@@ -107,15 +111,70 @@ fn make_job(func: Py<PyAny>, args: Py<PyTuple>, kwargs: Option<Py<PyDict>>) -> J
     })
 }
 
+/// Clear the locals of the frames in a failed task's traceback (and in the exceptions it
+/// chains to): those frames have returned, and their locals (the task's arrays, the caller's
+/// scheduler) would otherwise live as long as the stored exception.
+fn forget_frames(exc: &Bound<'_, PyAny>) {
+    let Ok(clear) = exc.py().import("traceback").and_then(|m| m.getattr("clear_frames")) else { return };
+    let mut current = Some(exc.clone());
+    for _ in 0..64 {
+        // bounded: a chain of causes can loop
+        let Some(e) = current.take() else { break };
+        if let Ok(tb) = e.getattr("__traceback__") {
+            if !tb.is_none() {
+                let _ = clear.call1((tb,));
+            }
+        }
+        current = ["__cause__", "__context__"]
+            .iter()
+            .filter_map(|name| e.getattr(*name).ok())
+            .find(|next| !next.is_none());
+    }
+}
+
+/// A new exception like `exc` (same type, args, attributes, cause, traceback so far), so that
+/// raising it again does not grow the stored one's traceback by the caller's frames; `exc`
+/// itself when it cannot be copied.
+fn fresh_copy<'py>(exc: &Bound<'py, PyAny>) -> Bound<'py, PyAny> {
+    let copied = exc.py().import("copy").and_then(|m| m.getattr("copy")).and_then(|c| c.call1((exc,)));
+    let Ok(new) = copied else { return exc.clone() };
+    for attr in ["__traceback__", "__cause__", "__context__", "__suppress_context__"] {
+        if let Ok(v) = exc.getattr(attr) {
+            if new.setattr(attr, v).is_err() {
+                return exc.clone();
+            }
+        }
+    }
+    new
+}
+
 #[pymethods]
 impl TaskScheduler {
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        let mut result = Ok(());
+        self.inner.try_for_each_outcome(|value| {
+            if result.is_ok() {
+                result = visit.call(value);
+            }
+        });
+        result
+    }
+
+    fn __clear__(&self) {
+        self.inner.clear_outcomes();
+    }
+
     /// `TaskScheduler(total_memory, total_bandwidth=1.0, workers=4, launch_rate=100000.0,
     /// launch_burst=32, device_slots=1, fair_share_idle_s=0.005, max_queue=4096,
-    /// max_history=10000)`. `launch_rate` is device launches/s split by bandwidth share (0 =
-    /// unpaced); `fair_share_idle_s` is how long a task between launches keeps its turn.
+    /// max_history=10000, gpu_burst_s=0.002, best_effort_queue_s=0.002, burstable_queue_s=0.008)`.
+    /// `launch_rate` is device launches/s split by bandwidth share (0 = unpaced), for tasks
+    /// whose launches are not measured on the device; `fair_share_idle_s` is how long a task
+    /// between launches keeps its turn; `gpu_burst_s` is how far a measured task may run
+    /// ahead of its share; the `*_queue_s` bounds cap the device work a task may have queued (0 = none).
     #[new]
     #[pyo3(signature = (total_memory, total_bandwidth=1.0, workers=4, launch_rate=100_000.0, launch_burst=32.0,
-                        device_slots=1, fair_share_idle_s=0.005, max_queue=4096, max_history=10_000))]
+                        device_slots=1, fair_share_idle_s=0.005, max_queue=4096, max_history=10_000,
+                        gpu_burst_s=0.002, best_effort_queue_s=0.002, burstable_queue_s=0.008))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         total_memory: &Bound<'_, PyAny>,
@@ -127,7 +186,17 @@ impl TaskScheduler {
         fair_share_idle_s: f64,
         max_queue: usize,
         max_history: usize,
+        gpu_burst_s: f64,
+        best_effort_queue_s: f64,
+        burstable_queue_s: f64,
     ) -> PyResult<Self> {
+        for (name, value) in
+            [("gpu_burst_s", gpu_burst_s), ("best_effort_queue_s", best_effort_queue_s), ("burstable_queue_s", burstable_queue_s)]
+        {
+            if !value.is_finite() || !(0.0..=60.0).contains(&value) {
+                return Err(PyValueError::new_err(format!("{name} must be in [0, 60], got {value}")));
+            }
+        }
         if !fair_share_idle_s.is_finite() || !(0.0..=60.0).contains(&fair_share_idle_s) {
             return Err(PyValueError::new_err(format!("fair_share_idle_s must be in [0, 60], got {fair_share_idle_s}")));
         }
@@ -141,16 +210,21 @@ impl TaskScheduler {
             fair_share_idle_ns: (fair_share_idle_s * 1e9) as u64,
             max_queue,
             max_history: max_history.max(1),
+            gpu_burst_ns: (gpu_burst_s * 1e9) as u64,
+            best_effort_queue_ns: (best_effort_queue_s * 1e9) as u64,
+            burstable_queue_ns: (burstable_queue_s * 1e9) as u64,
         };
         Ok(TaskScheduler { inner: Inner::new(config).map_err(to_py)? })
     }
 
     /// Submit `fn(*args, **kwargs)`; returns the task id. Policy None infers it like
     /// Kubernetes: no sizes -> best_effort, request == limit -> guaranteed, else burstable.
+    /// `lane` names the SMs the task runs on (0 shared; tasks in other lanes run on SMs of
+    /// their own, so they do not time-share the device with lane 0).
     /// Raises AdmissionError when refused, ValueError on bad arguments, KeyError for an
     /// unknown partition, RuntimeError after shutdown.
     #[pyo3(signature = (r#fn, args=None, kwargs=None, memory_request=None, memory_limit=None, bandwidth=None,
-                        policy=None, priority=0, deadline_s=None, partition=None, name=None))]
+                        policy=None, priority=0, deadline_s=None, partition=None, name=None, lane=0))]
     #[allow(clippy::too_many_arguments)]
     fn submit(
         &self,
@@ -166,6 +240,7 @@ impl TaskScheduler {
         deadline_s: Option<f64>,
         partition: Option<String>,
         name: Option<String>,
+        lane: u32,
     ) -> PyResult<u64> {
         if !r#fn.bind(py).is_callable() {
             return Err(PyValueError::new_err("fn must be callable"));
@@ -194,7 +269,7 @@ impl TaskScheduler {
             None => r#fn.bind(py).getattr("__name__").and_then(|n| n.extract()).unwrap_or_else(|_| "task".into()),
         };
         let job = make_job(r#fn, args, kwargs.map(Bound::unbind));
-        let sub = Submission { name, spec, partition };
+        let sub = Submission { name, spec, partition, lane };
         self.inner.submit(sub, job).map(|(id, _)| id).map_err(to_py)
     }
 
@@ -210,13 +285,44 @@ impl TaskScheduler {
         }
         let taken = self.inner.with_outcome(task_id, |o| match o {
             Outcome::Completed(v) => Ok(v.clone_ref(py)),
-            Outcome::Failed(e) | Outcome::Cancelled(Some(e)) => Err(PyErr::from_value(e.bind(py).clone())),
+            Outcome::Failed(e) | Outcome::Cancelled(Some(e)) => Err(PyErr::from_value(fresh_copy(e.bind(py)))),
             Outcome::Cancelled(None) => Err(TaskCancelled::new_err(format!("task {task_id} was cancelled"))),
             Outcome::Lost(m) => Err(PyRuntimeError::new_err(m.clone())),
         });
         match taken.map_err(to_py)? {
             Some(r) => r,
-            None => Err(PyRuntimeError::new_err(format!("task {task_id} has no outcome"))),
+            None => Err(PyRuntimeError::new_err(format!("the outcome of task {task_id} was already taken"))),
+        }
+    }
+
+    /// Wait for the task, then hand its outcome over and forget it: `(True, value)` or
+    /// `(False, exception)`; the scheduler keeps only the task's stats, so the result (and
+    /// the memory charged for it) lives as long as the caller keeps it. A second call raises
+    /// RuntimeError; TimeoutError after `timeout` seconds.
+    #[pyo3(signature = (task_id, timeout=None))]
+    fn take_result(&self, py: Python<'_>, task_id: u64, timeout: Option<f64>) -> PyResult<(bool, Py<PyAny>)> {
+        if !self.wait_inner(py, task_id, timeout)? {
+            return Err(PyTimeoutError::new_err(format!(
+                "task {task_id} did not finish within {} s",
+                timeout.unwrap_or(0.0)
+            )));
+        }
+        let outcome = self.inner.take_outcome(task_id).map_err(to_py)?;
+        let error = |e: PyErr| Ok((false, e.into_value(py).into_any()));
+        match outcome {
+            Some(Outcome::Completed(v)) => Ok((true, v)),
+            Some(Outcome::Failed(e) | Outcome::Cancelled(Some(e))) => Ok((false, e)),
+            Some(Outcome::Cancelled(None)) => error(TaskCancelled::new_err(format!("task {task_id} was cancelled"))),
+            Some(Outcome::Lost(m)) => error(PyRuntimeError::new_err(m)),
+            None => Err(PyRuntimeError::new_err(format!("the outcome of task {task_id} was already taken"))),
+        }
+    }
+
+    /// Drop a finished task's outcome unseen (its handle is gone); no-op while it runs or
+    /// once taken, or for an unknown id.
+    fn discard_result(&self, task_id: u64) {
+        if self.inner.task_stats(task_id).is_ok_and(|s| s.state.is_terminal()) {
+            drop(self.inner.take_outcome(task_id));
         }
     }
 

@@ -12,13 +12,14 @@
 
 use std::ffi::{c_void, CStr};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use pyo3::exceptions::{PyMemoryError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 
 use pygpukit_runtime::scheduler::gate::current_task;
+use pygpukit_runtime::scheduler::gpu_time::{DeviceEvents, EventPair, Poll};
 use pygpukit_runtime::scheduler::Task;
 
 use super::{extract_size, TaskCancelled};
@@ -85,6 +86,31 @@ fn current_task_id() -> Option<u64> {
     current_task().map(|t| t.id)
 }
 
+/// QoS class of the scheduler task running on this thread ("guaranteed", "burstable" or
+/// "best_effort"), or None outside a task.
+#[pyfunction]
+fn current_task_policy() -> Option<&'static str> {
+    current_task().map(|t| t.spec.class.as_str())
+}
+
+/// `task_yield(max_s=0.002) -> bool`: between slices of a best-effort or burstable task's
+/// work, wait (GIL released, at most `max_s`) while a guaranteed task's newest launch on
+/// the same SMs is still on the device; whether it waited. False outside a task or in a
+/// guaranteed one; TaskCancelled once the task is cancelled.
+#[pyfunction]
+#[pyo3(signature = (max_s=0.002))]
+fn task_yield(py: Python<'_>, max_s: f64) -> PyResult<bool> {
+    if !max_s.is_finite() || max_s < 0.0 {
+        return Err(PyValueError::new_err(format!("max_s must be finite and >= 0, got {max_s}")));
+    }
+    let Some(task) = current_task() else { return Ok(false) };
+    let t = task.clone();
+    match py.detach(move || t.yield_to_urgent((max_s * 1e9) as u64)) {
+        Ok(waited) => Ok(waited),
+        Err(_) => Err(TaskCancelled::new_err(format!("task {} ({:?}) was cancelled", task.id, task.name))),
+    }
+}
+
 /// Whether the current task has been asked to cancel (False outside a task).
 #[pyfunction]
 fn task_cancel_requested() -> bool {
@@ -134,6 +160,13 @@ const GATE_CAPSULE_NAME: &CStr = c"pygpukit.launch_gate_v1";
 /// - `end(handle)`: the launch is enqueued: charge it and give the device back;
 /// - `release(handle)`: drop a handle (after a cancelled `begin`, or to skip the launch);
 /// - `task_id(handle)`: the task's id, for error messages.
+///
+/// Version 2 adds GPU-time accounting:
+/// - `set_device_events(poll, recycle)`: the extension's event functions, given once at
+///   install. `poll(start, end, &ns)` returns 0 (finished; `ns` its device time), 1 (still
+///   pending) or 2 (unknown: retire uncharged); `recycle(start, end)` takes the events back;
+/// - `end_measured(handle, start, end)`: like `end`, for a launch bracketed by the events
+///   `start`/`end` on its stream; its device time is charged when they complete.
 #[repr(C)]
 struct LaunchGateV1 {
     abi_version: u32,
@@ -143,6 +176,50 @@ struct LaunchGateV1 {
     end: extern "C" fn(*const c_void),
     release: extern "C" fn(*const c_void),
     task_id: extern "C" fn(*const c_void) -> u64,
+    set_device_events: extern "C" fn(PollFn, RecycleFn),
+    end_measured: extern "C" fn(*const c_void, usize, usize),
+}
+
+type PollFn = extern "C" fn(usize, usize, *mut u64) -> i32;
+type RecycleFn = extern "C" fn(usize, usize);
+
+/// The extension's event functions as the runtime's `DeviceEvents`.
+struct ExtensionEvents {
+    poll: PollFn,
+    recycle: RecycleFn,
+}
+
+impl DeviceEvents for ExtensionEvents {
+    fn poll(&self, pair: EventPair) -> Poll {
+        let mut ns = 0u64;
+        match (self.poll)(pair.start, pair.end, &mut ns) {
+            0 => Poll::Done(ns),
+            1 => Poll::Pending,
+            _ => Poll::Failed,
+        }
+    }
+
+    fn recycle(&self, pair: EventPair) {
+        (self.recycle)(pair.start, pair.end)
+    }
+}
+
+/// Set once, by the one CUDA extension of the process.
+static DEVICE_EVENTS: OnceLock<Arc<dyn DeviceEvents>> = OnceLock::new();
+
+extern "C" fn gate_set_device_events(poll: PollFn, recycle: RecycleFn) {
+    let _ = DEVICE_EVENTS.set(Arc::new(ExtensionEvents { poll, recycle }));
+}
+
+extern "C" fn gate_end_measured(handle: *const c_void, start: usize, end: usize) {
+    let task = task_of(handle);
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match DEVICE_EVENTS.get() {
+        Some(events) => task.end_launch_measured(EventPair { start, end }, events),
+        None => {
+            task.end_launch(None);
+        }
+    }));
+    gate_release(handle);
 }
 
 extern "C" fn gate_current() -> *const c_void {
@@ -187,13 +264,15 @@ extern "C" fn gate_task_id(handle: *const c_void) -> u64 {
 #[pyfunction]
 fn launch_gate_table(py: Python<'_>) -> PyResult<Bound<'_, PyCapsule>> {
     let table = LaunchGateV1 {
-        abi_version: 1,
+        abi_version: 2,
         struct_size: std::mem::size_of::<LaunchGateV1>() as u32,
         current: gate_current,
         begin: gate_begin,
         end: gate_end,
         release: gate_release,
         task_id: gate_task_id,
+        set_device_events: gate_set_device_events,
+        end_measured: gate_end_measured,
     };
     PyCapsule::new(py, table, Some(GATE_CAPSULE_NAME.to_owned()))
 }
@@ -204,6 +283,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(task_launch_begin, m)?)?;
     m.add_function(wrap_pyfunction!(task_launch_end, m)?)?;
     m.add_function(wrap_pyfunction!(current_task_id, m)?)?;
+    m.add_function(wrap_pyfunction!(current_task_policy, m)?)?;
+    m.add_function(wrap_pyfunction!(task_yield, m)?)?;
     m.add_function(wrap_pyfunction!(task_cancel_requested, m)?)?;
     m.add_function(wrap_pyfunction!(task_memory_charge, m)?)?;
     m.add_function(wrap_pyfunction!(task_memory_release, m)?)?;

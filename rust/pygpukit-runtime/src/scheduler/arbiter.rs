@@ -4,10 +4,17 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
 use parking_lot::{Condvar, Mutex};
 
 use super::clock;
 use super::fair_share::{FairShare, Grant};
+use super::gpu_time::{DeviceEvents, EventPair, Poll};
+
+/// The latest launch of a guaranteed task in a lane: (task id, its events, who polls them).
+type UrgentLaunch = (u64, EventPair, Arc<dyn DeviceEvents>);
 
 /// Upper bound of one condvar sleep, so cancellation and clock edge cases are re-checked.
 const MAX_SLEEP: Duration = Duration::from_millis(50);
@@ -15,15 +22,41 @@ const MAX_SLEEP: Duration = Duration::from_millis(50);
 pub struct Arbiter {
     state: Mutex<FairShare>,
     cv: Condvar,
+    /// Per lane, the newest launch of a guaranteed task, while its task has not retired it:
+    /// best-effort work yields between slices until it finishes.
+    urgent: Mutex<HashMap<u32, UrgentLaunch>>,
 }
 
 impl Arbiter {
     pub fn new(slots: usize, idle_ns: u64) -> Self {
-        Arbiter { state: Mutex::new(FairShare::new(slots, idle_ns)), cv: Condvar::new() }
+        Arbiter { state: Mutex::new(FairShare::new(slots, idle_ns)), cv: Condvar::new(), urgent: Mutex::new(HashMap::new()) }
     }
 
-    pub fn add(&self, id: u64, weight: f64, band: i32) {
-        self.state.lock().add(id, weight, band, clock::now_ns());
+    /// A guaranteed task enqueued a launch bracketed by `pair` in `lane`.
+    pub fn note_urgent(&self, lane: u32, task: u64, pair: EventPair, events: &Arc<dyn DeviceEvents>) {
+        self.urgent.lock().insert(lane, (task, pair, events.clone()));
+    }
+
+    /// `task` retired its launches (their events may be reused): forget its latest one.
+    pub fn clear_urgent(&self, lane: u32, task: u64) {
+        let mut urgent = self.urgent.lock();
+        if urgent.get(&lane).is_some_and(|(owner, _, _)| *owner == task) {
+            urgent.remove(&lane);
+        }
+    }
+
+    /// Whether a guaranteed task's newest launch in `lane` is still on the device.
+    pub fn urgent_in_flight(&self, lane: u32) -> bool {
+        let urgent = self.urgent.lock();
+        match urgent.get(&lane) {
+            Some((_, pair, events)) => events.poll(*pair) == Poll::Pending,
+            None => false,
+        }
+    }
+
+    /// Register a running task; `lane` says which SMs it runs on (see `FairShare`).
+    pub fn add(&self, id: u64, weight: f64, band: i32, lane: u32) {
+        self.state.lock().add_in_lane(id, weight, band, lane, clock::now_ns());
     }
 
     /// Forget a finished task, handing its slot (if still held) to the next waiter.
@@ -92,6 +125,16 @@ impl Arbiter {
         drop(st);
         self.cv.notify_all();
         held
+    }
+
+    /// Charge device time measured after the launch ended (see `FairShare::charge`).
+    pub fn charge(&self, id: u64, busy_ns: u64) {
+        self.state.lock().charge(id, busy_ns);
+    }
+
+    /// Whether another task uses the device or wants it now.
+    pub fn contended(&self, id: u64) -> bool {
+        self.state.lock().contended(id, clock::now_ns())
     }
 
     /// Wake all waiters (a task was cancelled and must notice).

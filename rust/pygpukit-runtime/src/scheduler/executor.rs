@@ -23,7 +23,9 @@ use super::gate;
 use super::partition::{PartitionLimits, PartitionManager};
 use super::qos::{TaskSpec, PPM};
 use super::stats::{PartitionInfo, SchedulerStats, TaskStats};
-use super::task::{Ledger, Task, TaskId, TaskState};
+use super::gpu_time::GpuBudget;
+use super::qos::QosClass;
+use super::task::{GpuPolicy, Ledger, Task, TaskId, TaskState};
 use super::token_bucket::TokenBucket;
 
 /// How a task ended.
@@ -57,6 +59,15 @@ pub struct SchedulerConfig {
     pub max_queue: usize,
     /// Finished tasks remembered for `stats`/`result`.
     pub max_history: usize,
+    /// Device time a task may run ahead of its bandwidth share while others use the device
+    /// (its GPU budget's burst); launches measured with events only.
+    pub gpu_burst_ns: u64,
+    /// About how much device work (ns) of a best-effort task may wait on the device, so a
+    /// burst of its launches cannot fill the device's queue ahead of a guaranteed task (at
+    /// least `gpu_time::MIN_QUEUED` launches); 0 = no bound.
+    pub best_effort_queue_ns: u64,
+    /// The same bound for burstable tasks; 0 = no bound. Guaranteed tasks have none.
+    pub burstable_queue_ns: u64,
 }
 
 impl Default for SchedulerConfig {
@@ -71,6 +82,9 @@ impl Default for SchedulerConfig {
             fair_share_idle_ns: 5_000_000,
             max_queue: super::admission::DEFAULT_MAX_QUEUE,
             max_history: 10_000,
+            gpu_burst_ns: 2_000_000,
+            best_effort_queue_ns: 2_000_000,
+            burstable_queue_ns: 8_000_000,
         }
     }
 }
@@ -81,6 +95,8 @@ pub struct Submission {
     pub name: String,
     pub spec: TaskSpec,
     pub partition: Option<String>,
+    /// Which SMs the task runs on (0: the shared ones; see `FairShare`'s lanes).
+    pub lane: u32,
 }
 
 struct Record<R> {
@@ -304,6 +320,18 @@ impl<R: Send + 'static> TaskScheduler<R> {
             let rate = config.launch_rate * sub.spec.bandwidth_ppm as f64 / PPM as f64;
             TokenBucket::new(rate, config.launch_burst, now)
         });
+        let share = sub.spec.bandwidth_ppm as f64 / PPM as f64;
+        let queue = match sub.spec.class {
+            QosClass::Guaranteed => 0,
+            QosClass::Burstable => config.burstable_queue_ns,
+            QosClass::BestEffort => config.best_effort_queue_ns,
+        };
+        let gpu = GpuPolicy {
+            // a guaranteed task's share is a floor, not a cap
+            budget: (sub.spec.class != QosClass::Guaranteed).then(|| GpuBudget::new(share, config.gpu_burst_ns, now)),
+            queue_budget_ns: (queue > 0).then_some(queue),
+            lane: sub.lane,
+        };
         let ledger: Weak<dyn Ledger> = Arc::downgrade(&self.shared) as Weak<dyn Ledger>;
         let task = Arc::new(Task::new(
             id,
@@ -314,6 +342,7 @@ impl<R: Send + 'static> TaskScheduler<R> {
             bucket,
             self.shared.arbiter.clone(),
             ledger,
+            gpu,
         ));
         core.records.insert(
             id,
@@ -390,7 +419,39 @@ impl<R: Send + 'static> TaskScheduler<R> {
         }
     }
 
-    /// Look at a finished task's outcome (None while unfinished).
+    /// Move a finished task's outcome out to the caller: from then on the record keeps only
+    /// the task's stats, so whatever the result holds (and the memory charged for it) lives
+    /// exactly as long as the caller keeps it. None while unfinished or once taken.
+    pub fn take_outcome(&self, id: TaskId) -> Result<Option<Outcome<R>>, SchedError> {
+        let mut core = self.shared.core.lock();
+        let rec = core.records.get_mut(&id).ok_or_else(|| not_found(id))?;
+        Ok(rec.outcome.take())
+    }
+
+    /// Visit every outcome still held, without waiting for the lock (a garbage collector's
+    /// traversal must not block); returns false when the lock was busy and nothing was seen.
+    pub fn try_for_each_outcome(&self, mut f: impl FnMut(&R)) -> bool {
+        let Some(core) = self.shared.core.try_lock() else { return false };
+        for rec in core.records.values() {
+            match &rec.outcome {
+                Some(Outcome::Completed(v) | Outcome::Failed(v) | Outcome::Cancelled(Some(v))) => f(v),
+                _ => {}
+            }
+        }
+        true
+    }
+
+    /// Drop every outcome still held (to break reference cycles through the results); the
+    /// values are dropped after the lock is released, since dropping them may run user code.
+    pub fn clear_outcomes(&self) {
+        let dropped: Vec<Outcome<R>> = {
+            let mut core = self.shared.core.lock();
+            core.records.values_mut().filter_map(|r| r.outcome.take()).collect()
+        };
+        drop(dropped);
+    }
+
+    /// Look at a finished task's outcome (None while unfinished or once taken).
     pub fn with_outcome<T>(&self, id: TaskId, f: impl FnOnce(&Outcome<R>) -> T) -> Result<Option<T>, SchedError> {
         let core = self.shared.core.lock();
         let rec = core.records.get(&id).ok_or_else(|| not_found(id))?;
@@ -439,6 +500,8 @@ impl<R: Send + 'static> TaskScheduler<R> {
             bandwidth_ppm: task.spec.bandwidth_ppm,
             launches: task.launches(),
             busy_ns: task.busy_ns(),
+            gpu_ns: task.gpu_ns(),
+            queued_launches: task.queued_launches(),
             throttle_events: task.throttle_events(),
             queue_position: if rec.state == TaskState::Queued { core.pm.queue_position(&id) } else { None },
             cancel_requested: task.is_cancel_requested(),
@@ -541,12 +604,13 @@ fn not_found(id: TaskId) -> SchedError {
 fn worker_loop<R: Send + 'static>(shared: Arc<Shared<R>>) {
     loop {
         let Some((task, job)) = next_job(&shared) else { return };
-        shared.arbiter.add(task.id, task.weight(), task.band);
+        shared.arbiter.add(task.id, task.weight(), task.band, task.lane);
         let outcome = {
             let _guard = gate::enter(task.clone());
             catch_unwind(AssertUnwindSafe(|| job(&task)))
                 .unwrap_or_else(|_| Outcome::Lost("the task's job panicked".into()))
         };
+        task.finish_gpu();
         // Frees the device slot if the task left a launch open.
         shared.arbiter.remove(task.id);
         let state = match &outcome {

@@ -17,7 +17,7 @@ fn sched(total_memory: u64, workers: usize) -> TaskScheduler<String> {
 }
 
 fn sub(spec: TaskSpec) -> Submission {
-    Submission { name: "t".into(), spec, partition: None }
+    Submission { name: "t".into(), spec, partition: None, lane: 0 }
 }
 
 fn outcome(s: &TaskScheduler<String>, id: u64) -> String {
@@ -137,4 +137,141 @@ fn threads_share_the_device_by_weight() {
     let busy: Vec<u64> = ids.iter().map(|id| s.task_stats(*id).map(|t| t.busy_ns).unwrap_or(0)).collect();
     let share = busy[0] as f64 / (busy[0] + busy[1]) as f64;
     assert!((share - 0.75).abs() < 0.03, "share {share} from {busy:?}");
+}
+
+#[test]
+fn taken_outcomes_leave_the_record_and_clear_drops_the_rest() {
+    let s = sched(1000, 1);
+    let spec = TaskSpec::guaranteed(10, 0.1).expect("valid");
+    let (a, _) = s.submit(sub(spec.clone()), Box::new(|_| Outcome::Completed("a".into()))).expect("admitted");
+    let (b, _) = s.submit(sub(spec), Box::new(|_| Outcome::Completed("b".into()))).expect("admitted");
+    assert_eq!(s.wait(a, Some(Duration::from_secs(10))), Ok(true));
+    assert_eq!(s.wait(b, Some(Duration::from_secs(10))), Ok(true));
+    assert!(matches!(s.take_outcome(a), Ok(Some(Outcome::Completed(v))) if v == "a"));
+    assert!(matches!(s.take_outcome(a), Ok(None)), "an outcome is handed out once");
+    assert_eq!(s.task_stats(a).map(|t| t.state), Ok(TaskState::Completed), "the stats stay");
+    let mut seen = Vec::new();
+    assert!(s.try_for_each_outcome(|v| seen.push(v.clone())));
+    assert_eq!(seen, vec!["b".to_string()]);
+    s.clear_outcomes();
+    let mut left = 0;
+    assert!(s.try_for_each_outcome(|_| left += 1));
+    assert_eq!(left, 0);
+}
+
+/// A device whose launches finish when the test says so, each after running 1 ms.
+#[derive(Default)]
+struct ManualDevice {
+    finished: parking_lot::Mutex<Vec<usize>>,
+}
+
+impl super::gpu_time::DeviceEvents for ManualDevice {
+    fn poll(&self, pair: super::gpu_time::EventPair) -> super::gpu_time::Poll {
+        if self.finished.lock().contains(&pair.start) {
+            super::gpu_time::Poll::Done(1_000_000)
+        } else {
+            super::gpu_time::Poll::Pending
+        }
+    }
+
+    fn recycle(&self, _pair: super::gpu_time::EventPair) {}
+}
+
+fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !cond() {
+        assert!(std::time::Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+#[test]
+fn best_effort_queue_is_bounded_and_charged_in_gpu_time() {
+    use super::gpu_time::{DeviceEvents, EventPair};
+    let s = sched(1000, 1);
+    let device = Arc::new(ManualDevice::default());
+    let events: Arc<dyn DeviceEvents> = device.clone();
+    let job_events = events.clone();
+    let job = Box::new(move |task: &Arc<super::Task>| {
+        for i in 0..3 {
+            if task.begin_launch().is_err() {
+                return Outcome::Cancelled(None);
+            }
+            task.end_launch_measured(EventPair { start: i, end: i }, &job_events);
+        }
+        Outcome::Completed(String::new())
+    });
+    let (id, _) = s.submit(sub(TaskSpec::best_effort(None, 0.5).expect("valid")), job).expect("admitted");
+    // two launches go out; the third waits for the first to finish on the device
+    wait_until("two queued launches", || s.task_stats(id).map(|t| t.queued_launches) == Ok(2));
+    std::thread::sleep(Duration::from_millis(20));
+    assert_eq!(s.task_stats(id).map(|t| t.launches), Ok(2), "the bound let a third launch through");
+    device.finished.lock().push(0);
+    assert_eq!(s.wait(id, Some(Duration::from_secs(10))), Ok(true));
+    let stats = s.task_stats(id).expect("known");
+    assert_eq!(stats.launches, 3);
+    assert_eq!(stats.gpu_ns, 1_000_000, "only the finished launch is charged");
+    assert_eq!(stats.busy_ns, 1_000_000, "host enqueue time is not charged");
+}
+
+#[test]
+fn cancel_reaches_a_launch_waiting_for_the_device_queue() {
+    use super::gpu_time::{DeviceEvents, EventPair};
+    let s = sched(1000, 1);
+    let events: Arc<dyn DeviceEvents> = Arc::new(ManualDevice::default());
+    let refused = Arc::new(AtomicBool::new(false));
+    let flag = refused.clone();
+    let job = Box::new(move |task: &Arc<super::Task>| {
+        for i in 0..10 {
+            if task.begin_launch().is_err() {
+                flag.store(true, Ordering::SeqCst);
+                return Outcome::Cancelled(None);
+            }
+            task.end_launch_measured(EventPair { start: i, end: i }, &events);
+        }
+        Outcome::Completed(String::new())
+    });
+    let (id, _) = s.submit(sub(TaskSpec::best_effort(None, 0.5).expect("valid")), job).expect("admitted");
+    wait_until("a full device queue", || s.task_stats(id).map(|t| t.queued_launches) == Ok(2));
+    assert_eq!(s.cancel(id), Ok(true));
+    assert_eq!(s.wait(id, Some(Duration::from_secs(5))), Ok(true));
+    assert!(refused.load(Ordering::SeqCst), "the waiting launch was not refused");
+    assert_eq!(s.task_stats(id).map(|t| t.launches), Ok(2));
+}
+
+#[test]
+fn best_effort_work_yields_while_a_guaranteed_launch_is_on_the_device() {
+    use super::gpu_time::{DeviceEvents, EventPair};
+    let s = sched(1000, 2);
+    let device = Arc::new(ManualDevice::default());
+    let events: Arc<dyn DeviceEvents> = device.clone();
+    let launched = Arc::new(AtomicBool::new(false));
+    let release = Arc::new(AtomicBool::new(false));
+    let (flag, hold) = (launched.clone(), release.clone());
+    let urgent_job = Box::new(move |task: &Arc<super::Task>| {
+        task.begin_launch().expect("granted");
+        task.end_launch_measured(EventPair { start: 100, end: 100 }, &events);
+        flag.store(true, Ordering::SeqCst);
+        while !hold.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        Outcome::Completed(String::new())
+    });
+    let (urgent, _) = s.submit(sub(TaskSpec::guaranteed(10, 0.5).expect("valid")), urgent_job).expect("admitted");
+    wait_until("the guaranteed launch", || launched.load(Ordering::SeqCst));
+    let yield_job = Box::new(|task: &Arc<super::Task>| {
+        let started = std::time::Instant::now();
+        let waited = task.yield_to_urgent(5_000_000_000).expect("not cancelled");
+        let again = task.yield_to_urgent(5_000_000_000).expect("not cancelled");
+        Outcome::Completed(format!("{waited} {again} {}", started.elapsed().as_millis()))
+    });
+    let (polite, _) = s.submit(sub(TaskSpec::best_effort(None, 0.5).expect("valid")), yield_job).expect("admitted");
+    std::thread::sleep(Duration::from_millis(40));
+    device.finished.lock().push(100);
+    let result = outcome(&s, polite);
+    let parts: Vec<&str> = result.trim_start_matches("ok:").split(' ').collect();
+    assert_eq!(&parts[..2], &["true", "false"], "got {result}");
+    assert!(parts[2].parse::<u64>().expect("ms") >= 30, "it did not wait for the launch: {result}");
+    release.store(true, Ordering::SeqCst);
+    assert_eq!(s.wait(urgent, Some(Duration::from_secs(10))), Ok(true));
 }

@@ -24,6 +24,9 @@ enum FlowState {
 struct Flow {
     weight: f64,
     band: i32,
+    /// Flows in different lanes run on disjoint SMs (green contexts): they never hold each
+    /// other back, nor count as contention for each other's GPU budget.
+    lane: u32,
     vtime: f64,
     state: FlowState,
     last_active_ns: u64,
@@ -81,11 +84,17 @@ impl FairShare {
 
     /// Register a flow with a positive weight; it starts at the system virtual time.
     pub fn add(&mut self, id: u64, weight: f64, band: i32, now: u64) {
+        self.add_in_lane(id, weight, band, 0, now);
+    }
+
+    /// `add` for a flow in `lane` (see `Flow::lane`).
+    pub fn add_in_lane(&mut self, id: u64, weight: f64, band: i32, lane: u32, now: u64) {
         self.advance_vclock(now);
         let weight = if weight.is_finite() && weight > 0.0 { weight } else { 1e-6 };
         let flow = Flow {
             weight,
             band,
+            lane,
             vtime: self.vclock,
             state: FlowState::Thinking,
             last_active_ns: now,
@@ -162,6 +171,23 @@ impl FairShare {
         }
     }
 
+    /// Charge device time measured after the launch ended (GPU events retire late).
+    pub fn charge(&mut self, id: u64, busy_ns: u64) {
+        if let Some(f) = self.flows.get_mut(&id) {
+            f.vtime += busy_ns as f64 / f.weight;
+            f.busy_ns += busy_ns;
+        }
+    }
+
+    /// Whether another flow uses the device or wants it (one idle between launches for
+    /// longer than `idle_ns` does not count).
+    pub fn contended(&self, id: u64, now: u64) -> bool {
+        let Some(lane) = self.flows.get(&id).map(|f| f.lane) else { return false };
+        self.flows.iter().any(|(&other, f)| {
+            other != id && f.lane == lane && (f.state == FlowState::Throttled || self.recently_active(f, now))
+        })
+    }
+
     pub fn is_holding(&self, id: u64) -> bool {
         self.flows.get(&id).is_some_and(|f| f.state == FlowState::Holding)
     }
@@ -176,25 +202,42 @@ impl FairShare {
         if self.holding >= self.slots {
             return Grant::Idle;
         }
-        let best = self
+        let mut waiting: Vec<(u64, f64, i32, u64, u32)> = self
             .flows
             .iter()
             .filter_map(|(&id, f)| match f.state {
-                FlowState::Waiting { seq } => Some((id, f.vtime, f.band, seq)),
+                FlowState::Waiting { seq } => Some((id, f.vtime, f.band, seq, f.lane)),
                 _ => None,
             })
-            .min_by(|a, b| a.1.total_cmp(&b.1).then(b.2.cmp(&a.2)).then(a.3.cmp(&b.3)));
-        let Some((id, vtime, _, _)) = best else { return Grant::Idle };
-        // A recently active flow that is behind in virtual time keeps its turn for a while.
-        let hold_until = self
-            .flows
-            .values()
-            .filter(|f| f.state == FlowState::Thinking && f.vtime < vtime && self.recently_active(f, now))
-            .map(|f| f.last_active_ns + self.idle_ns)
-            .min();
-        if let Some(t) = hold_until {
-            return Grant::WaitUntil(t);
+            .collect();
+        if waiting.is_empty() {
+            return Grant::Idle;
         }
+        waiting.sort_by(|a, b| a.1.total_cmp(&b.1).then(b.2.cmp(&a.2)).then(a.3.cmp(&b.3)));
+        // The first waiter, by virtual time, that no flow of its lane holds back: a recently
+        // active flow of the same lane that is behind in virtual time keeps its turn a while.
+        let mut earliest: Option<u64> = None;
+        let mut chosen = None;
+        for &(id, vtime, _, _, lane) in &waiting {
+            let hold_until = self
+                .flows
+                .values()
+                .filter(|f| {
+                    f.lane == lane && f.state == FlowState::Thinking && f.vtime < vtime && self.recently_active(f, now)
+                })
+                .map(|f| f.last_active_ns + self.idle_ns)
+                .min();
+            match hold_until {
+                None => {
+                    chosen = Some(id);
+                    break;
+                }
+                Some(t) => earliest = Some(earliest.map_or(t, |e| e.min(t))),
+            }
+        }
+        let Some(id) = chosen else {
+            return earliest.map_or(Grant::Idle, Grant::WaitUntil);
+        };
         if let Some(f) = self.flows.get_mut(&id) {
             f.state = FlowState::Holding;
             f.grants += 1;
@@ -273,6 +316,28 @@ mod tests {
         fs.release(1, 10_000, 2_010);
         fs.request(1, 2_020);
         assert_eq!(fs.next_grant(2_020), Grant::To(1));
+    }
+
+    #[test]
+    fn flows_on_other_sms_neither_hold_back_nor_contend() {
+        // flow 1 (lane 1: reserved SMs) thinks between launches with a low virtual time;
+        // flow 2 in lane 0 is not held back by it and runs uncontended, while flow 3, in
+        // flow 1's lane, waits its turn
+        let mut fs = FairShare::new(1, 1_000_000);
+        fs.add_in_lane(1, 0.5, 0, 1, 0);
+        fs.add_in_lane(2, 0.1, 0, 0, 0);
+        fs.add_in_lane(3, 0.1, 0, 1, 0);
+        fs.request(1, 0);
+        assert_eq!(fs.next_grant(0), Grant::To(1));
+        fs.release(1, 10, 10);
+        fs.charge(2, 5_000_000);
+        fs.charge(3, 5_000_000);
+        fs.request(3, 20);
+        assert_eq!(fs.next_grant(20), Grant::WaitUntil(1_000_010), "same lane: held back");
+        fs.request(2, 30);
+        assert_eq!(fs.next_grant(30), Grant::To(2), "other lane: granted");
+        assert!(!fs.contended(2, 30));
+        assert!(fs.contended(3, 30));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! - `partition`: device slices with their own quota, compute share and priority band.
 //! - `token_bucket`/`fair_share`/`arbiter`: launch pacing and weighted fair device sharing.
 //! - `task`/`gate`: the running task's context (memory charging, launch gate).
+//! - `gpu_time`: device time of launches, measured with events, and the queued-work bound.
 //! - `executor`: worker threads running tasks; `stats`: snapshots; `size_parse`: "512MB".
 
 pub mod admission;
@@ -13,6 +14,7 @@ pub mod error;
 pub mod executor;
 pub mod fair_share;
 pub mod gate;
+pub mod gpu_time;
 pub mod partition;
 pub mod qos;
 pub mod size_parse;

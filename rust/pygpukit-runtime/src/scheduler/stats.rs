@@ -30,6 +30,10 @@ pub struct TaskStats {
     pub launches: u64,
     /// Device busy time granted to the task by the arbiter.
     pub busy_ns: u64,
+    /// Device time of its finished launches, measured with events.
+    pub gpu_ns: u64,
+    /// Its launches on the device not yet seen to finish.
+    pub queued_launches: usize,
     pub throttle_events: u64,
     pub queue_position: Option<usize>,
     pub cancel_requested: bool,

@@ -9,7 +9,8 @@ use parking_lot::{Condvar, Mutex};
 
 use super::arbiter::Arbiter;
 use super::clock;
-use super::qos::TaskSpec;
+use super::gpu_time::{DeviceEvents, EventPair, GpuBudget, InFlight};
+use super::qos::{QosClass, TaskSpec};
 use super::token_bucket::TokenBucket;
 use crate::context::TaskContext;
 
@@ -62,6 +63,27 @@ pub struct MemoryUse {
     retired: bool,
 }
 
+/// How a task's measured GPU time is limited (see `gpu_time`).
+#[derive(Debug, Clone, Default)]
+pub struct GpuPolicy {
+    /// Its share of device time while others use the device too; None = not capped.
+    pub budget: Option<GpuBudget>,
+    /// About how much device work (ns) of its launches may wait on the device, unfinished;
+    /// None = no bound (see `InFlight::limit`).
+    pub queue_budget_ns: Option<u64>,
+    /// Which SMs it runs on: tasks in different lanes (green contexts) do not time-share.
+    pub lane: u32,
+}
+
+struct GpuState {
+    inflight: InFlight,
+    budget: Option<GpuBudget>,
+}
+
+/// How long the gate sleeps between polls of a task's queued launches: short next to a
+/// GEMM's milliseconds, long enough not to burn a core.
+const QUEUE_POLL: Duration = Duration::from_micros(50);
+
 /// The launch was refused because the task was cancelled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Cancelled;
@@ -78,6 +100,10 @@ pub struct Task {
     launches: AtomicU64,
     throttle_events: AtomicU64,
     busy_ns: AtomicU64,
+    gpu_ns: AtomicU64,
+    queue_budget_ns: Option<u64>,
+    pub lane: u32,
+    gpu: Mutex<GpuState>,
     memory: Mutex<MemoryUse>,
     bucket: Mutex<Option<TokenBucket>>,
     sleeper: (Mutex<()>, Condvar),
@@ -96,6 +122,7 @@ impl Task {
         bucket: Option<TokenBucket>,
         arbiter: Arc<Arbiter>,
         ledger: Weak<dyn Ledger>,
+        gpu: GpuPolicy,
     ) -> Self {
         Task {
             id,
@@ -109,6 +136,10 @@ impl Task {
             launches: AtomicU64::new(0),
             throttle_events: AtomicU64::new(0),
             busy_ns: AtomicU64::new(0),
+            gpu_ns: AtomicU64::new(0),
+            queue_budget_ns: gpu.queue_budget_ns,
+            lane: gpu.lane,
+            gpu: Mutex::new(GpuState { inflight: InFlight::default(), budget: gpu.budget }),
             memory: Mutex::new(MemoryUse::default()),
             bucket: Mutex::new(bucket),
             sleeper: (Mutex::new(()), Condvar::new()),
@@ -147,6 +178,129 @@ impl Task {
         self.busy_ns.load(Ordering::Relaxed)
     }
 
+    /// Device time of its finished launches, measured with events (0 on devices without).
+    pub fn gpu_ns(&self) -> u64 {
+        self.gpu_ns.load(Ordering::Relaxed)
+    }
+
+    /// Its launches on the device that have not been seen to finish yet.
+    pub fn queued_launches(&self) -> usize {
+        self.gpu.lock().inflight.len()
+    }
+
+    /// Charge the device time of the launches that finished: to its stats, its fair-share
+    /// virtual time and its GPU budget. Returns whether its launches are measured at all.
+    fn retire_gpu(&self, st: &mut GpuState, now: u64) -> bool {
+        if !st.inflight.measured() {
+            return false;
+        }
+        let ns = st.inflight.retire();
+        if st.inflight.is_empty() && self.spec.class == QosClass::Guaranteed {
+            self.arbiter.clear_urgent(self.lane, self.id); // its events may now be reused
+        }
+        if ns > 0 {
+            self.gpu_ns.fetch_add(ns, Ordering::Relaxed);
+            self.busy_ns.fetch_add(ns, Ordering::Relaxed);
+            self.arbiter.charge(self.id, ns);
+            if let Some(b) = st.budget.as_mut() {
+                b.charge(ns, now);
+            }
+        }
+        true
+    }
+
+    /// Before a launch of a task whose launches are measured: wait until its queued work is
+    /// under its bound and, while others use the device, until its GPU budget is out of
+    /// debt. Returns false when the launches are not measured (pace by launch count then).
+    fn wait_for_gpu(&self) -> Result<bool, Cancelled> {
+        let mut throttled = false;
+        loop {
+            let now = clock::now_ns();
+            let wait = {
+                let mut st = self.gpu.lock();
+                if !self.retire_gpu(&mut st, now) {
+                    return Ok(false);
+                }
+                let over_bound =
+                    self.queue_budget_ns.is_some_and(|budget| st.inflight.len() >= st.inflight.limit(budget));
+                let debt = match st.budget.as_mut() {
+                    Some(b) if self.arbiter.contended(self.id) => b.check(now).err(),
+                    _ => None,
+                };
+                match (over_bound, debt) {
+                    (false, None) => return Ok(true),
+                    (true, _) => QUEUE_POLL,
+                    (false, Some(ns)) => Duration::from_nanos(ns).min(QUEUE_POLL * 20),
+                }
+            };
+            if !throttled {
+                throttled = true;
+                self.throttle_events.fetch_add(1, Ordering::Relaxed);
+                self.arbiter.throttle(self.id); // deliberately off the device: holds nobody back
+            }
+            let mut g = self.sleeper.0.lock();
+            if self.is_cancel_requested() {
+                return Err(Cancelled);
+            }
+            self.sleeper.1.wait_for(&mut g, wait);
+            if self.is_cancel_requested() {
+                return Err(Cancelled);
+            }
+        }
+    }
+
+    /// The launch that began last is enqueued and `pair` brackets it on its stream: its
+    /// device time is charged once it finishes (at a later gate or when the task ends); the
+    /// device slot is given back now, uncharged.
+    pub fn end_launch_measured(&self, pair: EventPair, events: &Arc<dyn DeviceEvents>) {
+        let mut st = self.gpu.lock();
+        st.inflight.push(pair, events);
+        if self.spec.class == QosClass::Guaranteed {
+            // under the task's lock, so a concurrent retire cannot clear it out of order
+            self.arbiter.note_urgent(self.lane, self.id, pair, events);
+        }
+        drop(st);
+        if self.holding.swap(false, Ordering::AcqRel) {
+            self.arbiter.release(self.id, 0);
+        }
+    }
+
+    /// Between two slices of a best-effort task's work: wait (at most `max_ns`) while a
+    /// guaranteed task's newest launch on the same SMs is still on the device, so the slices
+    /// fill the gaps between its work. Returns whether it waited; `Err` once cancelled.
+    pub fn yield_to_urgent(&self, max_ns: u64) -> Result<bool, Cancelled> {
+        if self.spec.class == QosClass::Guaranteed {
+            return Ok(false);
+        }
+        let until = clock::now_ns().saturating_add(max_ns);
+        let mut waited = false;
+        while self.arbiter.urgent_in_flight(self.lane) && clock::now_ns() < until {
+            waited = true;
+            let mut g = self.sleeper.0.lock();
+            if self.is_cancel_requested() {
+                return Err(Cancelled);
+            }
+            self.sleeper.1.wait_for(&mut g, QUEUE_POLL);
+        }
+        if self.is_cancel_requested() {
+            return Err(Cancelled);
+        }
+        Ok(waited)
+    }
+
+    /// The task ended: charge what finished and hand the other events back.
+    pub fn finish_gpu(&self) {
+        let mut st = self.gpu.lock();
+        if self.spec.class == QosClass::Guaranteed {
+            self.arbiter.clear_urgent(self.lane, self.id);
+        }
+        let ns = st.inflight.drain();
+        if ns > 0 {
+            self.gpu_ns.fetch_add(ns, Ordering::Relaxed);
+            self.busy_ns.fetch_add(ns, Ordering::Relaxed);
+        }
+    }
+
     pub fn memory_use(&self) -> MemoryUse {
         *self.memory.lock()
     }
@@ -156,8 +310,13 @@ impl Task {
         if self.is_cancel_requested() {
             return Err(Cancelled);
         }
+        // Measured launches are paced by device time; the others by launch count.
+        let measured = self.wait_for_gpu()?;
         let mut throttled = false;
         loop {
+            if measured {
+                break;
+            }
             let wait = match self.bucket.lock().as_mut() {
                 None => break,
                 Some(b) => match b.try_take(clock::now_ns()) {
