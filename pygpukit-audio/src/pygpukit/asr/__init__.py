@@ -1,0 +1,1 @@
+"""pygpukit.asr: speech recognition on pygpukit ops (Whisper, in pygpukit.asr.whisper)."""
