@@ -132,7 +132,7 @@ def log_mel_spectrogram(
     A GPUArray stays on its device and gives a GPUArray; a NumPy array gives a NumPy
     array, computed on `device` (default: pygpukit's default device).
     """
-    from pygpukit.audio.spectral import stft
+    from pygpukit.audio.spectral import abs2, stft
 
     filters = mel_filters(n_mels)
     on_device = isinstance(audio, GPUArray)
@@ -145,8 +145,7 @@ def log_mel_spectrogram(
     spec = stft(x, n_fft=N_FFT, hop_length=HOP_LENGTH, window="hann", center=True,
                 pad_mode="reflect")  # fmt: skip
     spec = spec[..., :-1]  # openai-whisper drops the last frame
-    power = gp.real(spec) ** 2 + gp.imag(spec) ** 2
-    mel = gp.from_numpy(filters, x.device) @ power.astype(gp.float32)
+    mel = gp.from_numpy(filters, x.device) @ abs2(spec).astype(gp.float32)
     logs = gp.log10(gp.maximum(mel, gp.full((), 1e-10, dtype=gp.float32, device=x.device)))
     peak = gp.max(logs, axis=(-2, -1), keepdims=True)
     logs = (gp.maximum(logs, peak - 8.0) + 4.0) / 4.0
