@@ -112,14 +112,29 @@ class Whisper:
 
 
 def _read_wav(path: str | os.PathLike[str]) -> tuple[np.ndarray, int]:
-    """Samples (mono) and rate of an audio file, through pygpukit.audio's reader."""
-    from pygpukit.audio import load as load_audio
+    """Samples (mixed to mono) and rate of an audio file: pygpukit.audio's reader when this
+    version has one, else soundfile's."""
+    import pygpukit.audio as audio_io
 
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"{p}: no such audio file")
-    y, sr = load_audio(str(p), sr=None, mono=True)
-    return np.asarray(y), int(sr)
+    reader = getattr(audio_io, "load", None)
+    if reader is not None:
+        y, sr = reader(str(p), sr=None, mono=True)
+        return np.asarray(y), int(sr)
+    try:
+        import soundfile
+    except ImportError:
+        raise ImportError(
+            f"{p}: reading audio files needs soundfile (pip install soundfile), or pass "
+            "the samples as an array"
+        ) from None
+    try:
+        data, sr = soundfile.read(str(p), dtype="float32", always_2d=True)
+    except Exception as exc:  # soundfile raises its own LibsndfileError
+        raise ValueError(f"{p}: not a readable audio file: {exc}") from None
+    return data.mean(axis=1).astype(np.float32), int(sr)
 
 
 def load(

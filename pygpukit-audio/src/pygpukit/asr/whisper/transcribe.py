@@ -115,8 +115,9 @@ def transcribe(
     segments: list[Segment] = []
     thresholds = (compression_ratio_threshold, logprob_threshold, no_speech_threshold)
     seek = 0
-    with tqdm(total=round(content / 100, 2), unit="s", disable=not progress,
-              desc="transcribing") as bar:  # fmt: skip
+    # counted in frames, shown in seconds of audio
+    with tqdm(total=content, unit="s", unit_scale=HOP_LENGTH / SAMPLE_RATE,
+              disable=not progress, desc="transcribing") as bar:  # fmt: skip
         while seek < content:
             size = min(window, content - seek)
             offset = seek * HOP_LENGTH / SAMPLE_RATE
@@ -131,7 +132,7 @@ def transcribe(
             )  # fmt: skip
             if silent:
                 seek += size
-                bar.update(round((seek - previous) / 100, 2))
+                bar.update(seek - previous)
                 continue
             tokens = np.array(result.tokens, dtype=np.int64)
             is_stamp = tokens >= tb
@@ -173,6 +174,6 @@ def transcribe(
                 prompt = prompt + [t for t in result.tokens]
             else:
                 prompt = []
-            bar.update(round((min(seek, content) - previous) / 100, 2))
+            bar.update(min(seek, content) - previous)
     text = "".join(s.text for s in segments)
     return Transcription(text, options.language, segments)
