@@ -80,8 +80,9 @@ def write_generation_config(folder: Path, **extra: Any) -> None:
     (folder / "generation_config.json").write_text(json.dumps(gen))
 
 
-def make_checkpoint(folder: Path, seed: int = 0, scale: float = 0.3) -> None:
-    """config.json, model.safetensors (random float32), tokenizer.json, generation_config."""
+def make_checkpoint(folder: Path, seed: int = 0, scale: float = 0.3) -> dict[str, np.ndarray]:
+    """config.json, model.safetensors (random float32), tokenizer.json, generation_config;
+    returns the tensors written."""
     rng = np.random.default_rng(seed)
     c = HF_CONFIG
     d, f = c["d_model"], c["encoder_ffn_dim"]
@@ -121,3 +122,4 @@ def make_checkpoint(folder: Path, seed: int = 0, scale: float = 0.3) -> None:
     (folder / "config.json").write_text(json.dumps(config))
     write_tokenizer(folder)
     write_generation_config(folder)
+    return t

@@ -204,13 +204,13 @@ class WhisperModel:
         batch, seq = ids.shape
         if cross.batch != batch:
             raise ValueError(f"decode: {batch} token rows but {cross.batch} encoder outputs")
+        if cache.length + seq > self.config.max_target_positions:
+            raise ValueError(
+                f"decode: {cache.length + seq} tokens exceed the decoder's "
+                f"{self.config.max_target_positions} positions"
+            )
         start, _ = cache.reserve(np.ones(ids.shape, dtype=bool))
         end = start + seq
-        if end > self.config.max_target_positions:
-            raise ValueError(
-                f"decode: {end} tokens exceed the decoder's {self.config.max_target_positions} "
-                "positions"
-            )
         x = gp.take(self.embed, self._upload(ids.reshape(-1)), axis=0)
         if self.embed_scale != 1.0:
             x = x * self.embed_scale

@@ -92,6 +92,7 @@ class Whisper:
         """
         if isinstance(audio, (str, os.PathLike)):
             audio, sample_rate = _read_wav(audio)
+            audio, sample_rate = _to_16k(audio, sample_rate)
         y = check_audio(audio, sample_rate, batch=False)
         if language is not None and self.tokens.multilingual:
             self.tokens.language_id(language)  # an unknown language fails here, not mid-audio
@@ -135,6 +136,17 @@ def _read_wav(path: str | os.PathLike[str]) -> tuple[np.ndarray, int]:
     except Exception as exc:  # soundfile raises its own LibsndfileError
         raise ValueError(f"{p}: not a readable audio file: {exc}") from None
     return data.mean(axis=1).astype(np.float32), int(sr)
+
+
+def _to_16k(audio: np.ndarray, sample_rate: int) -> tuple[np.ndarray, int]:
+    """A file's samples at 16 kHz, through pygpukit.audio.resample when this version has
+    it; otherwise unchanged (check_audio then names the rate and the fix)."""
+    import pygpukit.audio as audio_dsp
+
+    resample = getattr(audio_dsp, "resample", None)
+    if sample_rate == SAMPLE_RATE or resample is None:
+        return audio, sample_rate
+    return np.asarray(resample(audio, orig_sr=sample_rate, target_sr=SAMPLE_RATE)), SAMPLE_RATE
 
 
 def load(
