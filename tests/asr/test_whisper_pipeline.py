@@ -10,7 +10,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 from pygpukit.asr import whisper
-from tiny_whisper import EOT, SOT, SOURCE_POSITIONS, TIMESTAMP_BEGIN, make_checkpoint
+from tiny_whisper import (
+    EOT,
+    SOT,
+    SOURCE_POSITIONS,
+    TIMESTAMP_BEGIN,
+    make_checkpoint,
+    write_generation_config,
+)
 
 WINDOW_SAMPLES = 2 * SOURCE_POSITIONS * 160  # 0.5 s: the tiny model's window
 
@@ -132,13 +139,17 @@ def test_transcribe_is_deterministic_with_fallback_sampling(folder: Path) -> Non
     assert any(s.temperature > 0 for s in a.segments)
 
 
-def test_english_only_model_has_no_language_or_task_tokens(tmp_path: Path) -> None:
+@pytest.mark.parametrize("how", ["generation-config", "no-language-tokens"])
+def test_english_only_model_has_no_language_or_task_tokens(tmp_path: Path, how: str) -> None:
     make_checkpoint(tmp_path, seed=8)
-    tok = json.loads((tmp_path / "tokenizer.json").read_text())
-    for entry in tok["added_tokens"]:  # rename <|en|>, <|de|> so no language is found
-        if entry["content"] in ("<|en|>", "<|de|>"):
-            entry["content"] = entry["content"].replace("|>", "x|>").replace("<|", "<|_")
-    (tmp_path / "tokenizer.json").write_text(json.dumps(tok))
+    if how == "generation-config":  # the released .en models keep the language tokens
+        write_generation_config(tmp_path, is_multilingual=False)
+    else:
+        tok = json.loads((tmp_path / "tokenizer.json").read_text())
+        for entry in tok["added_tokens"]:  # rename <|en|>, <|de|> so no language is found
+            if entry["content"] in ("<|en|>", "<|de|>"):
+                entry["content"] = entry["content"].replace("|>", "x|>").replace("<|", "<|_")
+        (tmp_path / "tokenizer.json").write_text(json.dumps(tok))
     model = whisper.load(tmp_path, progress=False)
     assert not model.tokens.multilingual
     got = model.decode(_speechlike(9, 0.3))[0]

@@ -78,8 +78,8 @@ def detect_language(
     model: WhisperModel, cross: CrossCache, tokens: WhisperTokens
 ) -> list[dict[str, float]]:
     """Per audio, the probability of each language the model knows (one decoder step)."""
-    if not tokens.languages:
-        raise ValueError("detect_language: this model is English-only (no language tokens)")
+    if not tokens.multilingual:
+        raise ValueError("detect_language: this model is English-only")
     cache = model.new_cache(cross.batch, 1)
     logits = model.decode(np.full((cross.batch, 1), tokens.sot), cache, cross, last_only=True)
     ids = np.fromiter(tokens.languages.values(), dtype=np.int64)
@@ -269,7 +269,9 @@ def _beam_search(
         for a in range(n_audio):
             candidates: dict[tuple[int, ...], tuple[float, int]] = {}
             for r in range(a * beams, (a + 1) * beams):
-                top = np.argsort(-logprobs[r], kind="stable")[: beams + 1]
+                k = min(beams + 1, logprobs.shape[1])
+                top = np.argpartition(-logprobs[r], k - 1)[:k]  # the k best, then in order
+                top = top[np.argsort(-logprobs[r, top], kind="stable")]
                 for tok in top:
                     if np.isfinite(logprobs[r, tok]):
                         candidates[(*seqs[r], int(tok))] = (scores[r] + logprobs[r, tok], r)

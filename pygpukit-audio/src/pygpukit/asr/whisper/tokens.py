@@ -37,6 +37,8 @@ class WhisperTokens:
     suppress: tuple[int, ...] = ()  # never sampled
     begin_suppress: tuple[int, ...] = ()  # not sampled as the first token
     max_initial_timestamp_index: int | None = 50
+    #: whether the decoder is told a language and a task (English-only models are not)
+    is_multilingual: bool = True
 
     @property
     def timestamp_begin(self) -> int:
@@ -45,7 +47,7 @@ class WhisperTokens:
 
     @property
     def multilingual(self) -> bool:
-        return bool(self.languages) and self.transcribe is not None
+        return self.is_multilingual and bool(self.languages) and self.transcribe is not None
 
     def language_of(self, token: int) -> str:
         for code, tid in self.languages.items():
@@ -121,6 +123,11 @@ class WhisperTokens:
         if blank is None:
             blank = [*tokenizer.encode(" ", add_special_tokens=False), eot]
         max_initial = gen.get("max_initial_timestamp_index", 50)
+        multilingual = gen.get("is_multilingual")
+        if multilingual is None:
+            # the released English-only vocabularies (51864) still list the language tokens;
+            # openai-whisper tells them apart by size. Smaller (test) vocabularies: by tokens
+            multilingual = vocab_size >= 51865 if vocab_size >= 51864 else bool(languages)
         return cls(
             eot=eot,
             sot=sot,
@@ -129,5 +136,6 @@ class WhisperTokens:
             suppress=tuple(sorted(suppress)),
             begin_suppress=tuple(sorted({int(t) for t in blank if 0 <= int(t) < vocab_size})),
             max_initial_timestamp_index=None if max_initial is None else int(max_initial),
+            is_multilingual=bool(multilingual),
             **{k: (None if v is None else int(v)) for k, v in ids.items()},
         )
