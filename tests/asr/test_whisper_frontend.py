@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from pygpukit.asr import whisper
+from whisper_reference import reference_log_mel
 
 SR = 16000
 
@@ -24,23 +25,6 @@ def _signals(seed: int, seconds: float = 1.3) -> dict[str, np.ndarray]:
         "silence": np.zeros_like(t),
     }
     return {k: v.astype(np.float32) for k, v in signals.items()}
-
-
-def reference_log_mel(audio: np.ndarray, n_mels: int, padding: int = 0) -> np.ndarray:
-    """openai-whisper's log_mel_spectrogram in float64, one clip, written out step by step."""
-    import librosa
-
-    a = np.concatenate([audio.astype(np.float64), np.zeros(padding)])
-    padded = np.pad(a, 200, mode="reflect")  # center=True, reflect
-    n_frames = 1 + (padded.size - 400) // 160
-    window = 0.5 - 0.5 * np.cos(2 * np.pi * np.arange(400) / 400)  # periodic Hann
-    frames = np.stack([padded[i * 160 : i * 160 + 400] * window for i in range(n_frames)])
-    power = np.abs(np.fft.rfft(frames, axis=-1)) ** 2
-    power = power[:-1].T  # the last frame is dropped
-    bank = librosa.filters.mel(sr=SR, n_fft=400, n_mels=n_mels, dtype=np.float64)
-    logs = np.log10(np.maximum(bank @ power, 1e-10))
-    logs = np.maximum(logs, logs.max() - 8.0)
-    return (logs + 4.0) / 4.0
 
 
 @pytest.mark.parametrize("n_mels", [80, 128])

@@ -1,5 +1,5 @@
-"""An independent float64 NumPy forward pass of Whisper, written from the paper's definition
-(conv stem, pre-LN encoder and decoder, cross-attention, tied output projection)."""
+"""Independent float64 NumPy references: openai-whisper's log-mel front end, and Whisper's
+forward pass (conv stem, pre-LN encoder and decoder, cross-attention, tied output projection)."""
 
 from __future__ import annotations
 
@@ -89,3 +89,20 @@ def reference_logits(t: Weights, encoded: np.ndarray, tokens: list[int]) -> np.n
         h = _layer_norm(t, base + ".final_layer_norm", x)
         x = x + _linear(t, base + ".fc2", _gelu(_linear(t, base + ".fc1", h)))
     return np.asarray(_layer_norm(t, "model.decoder.layer_norm", x) @ embed.T)
+
+
+def reference_log_mel(audio: np.ndarray, n_mels: int, padding: int = 0) -> np.ndarray:
+    """openai-whisper's log_mel_spectrogram in float64, one clip, written out step by step."""
+    import librosa
+
+    a = np.concatenate([audio.astype(np.float64), np.zeros(padding)])
+    padded = np.pad(a, 200, mode="reflect")  # center=True, reflect
+    n_frames = 1 + (padded.size - 400) // 160
+    window = 0.5 - 0.5 * np.cos(2 * np.pi * np.arange(400) / 400)  # periodic Hann
+    frames = np.stack([padded[i * 160 : i * 160 + 400] * window for i in range(n_frames)])
+    power = np.abs(np.fft.rfft(frames, axis=-1)) ** 2
+    power = power[:-1].T  # the last frame is dropped
+    bank = librosa.filters.mel(sr=16000, n_fft=400, n_mels=n_mels, dtype=np.float64)
+    logs = np.log10(np.maximum(bank @ power, 1e-10))
+    logs = np.maximum(logs, logs.max() - 8.0)
+    return (logs + 4.0) / 4.0
