@@ -224,3 +224,14 @@ def test_missing_and_mismatched_folders_are_refused(folder: Path, tmp_path: Path
     (broken / "model.safetensors").unlink()
     with pytest.raises(FileNotFoundError, match="safetensors"):
         whisper.load(broken, progress=False)
+
+
+def test_windows_judged_silent_are_skipped(folder: Path) -> None:
+    model = _load(folder)
+    audio = _speechlike(10, 1.2)
+    # a no-speech threshold below every probability: each window counts as silence
+    silent = model.transcribe(audio, language="en", no_speech_threshold=-1.0,
+                              logprob_threshold=None)  # fmt: skip
+    assert silent.segments == [] and silent.text == ""
+    heard = model.transcribe(audio, language="en", no_speech_threshold=None)
+    assert heard.segments

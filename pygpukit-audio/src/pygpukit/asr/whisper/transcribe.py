@@ -58,6 +58,13 @@ def compression_ratio(text: str) -> float:
     return len(raw) / len(zlib.compress(raw)) if raw else 0.0
 
 
+def _silent(result: DecodeResult, no_speech_min: float | None, logprob_min: float | None) -> bool:
+    """The model judged the window silence (<|nospeech|> likely) and its text improbable."""
+    if no_speech_min is None or result.no_speech_prob <= no_speech_min:
+        return False
+    return logprob_min is None or result.avg_logprob <= logprob_min
+
+
 def _decode_with_fallback(
     whisper: Whisper, features: Any, options: DecodeOptions, prompt: Sequence[int],
     temperatures: Sequence[float], thresholds: tuple[float | None, float | None, float | None],
@@ -73,8 +80,7 @@ def _decode_with_fallback(
         retry = (ratio_max is not None and ratio > ratio_max) or (
             logprob_min is not None and result.avg_logprob < logprob_min
         )
-        silent = no_speech_min is not None and result.no_speech_prob > no_speech_min
-        if not retry or silent:
+        if not retry or _silent(result, no_speech_min, logprob_min):
             return result, text, ratio
     assert result is not None
     return result, text, ratio
@@ -126,11 +132,7 @@ def transcribe(
                 whisper, features, options, prompt, temperatures, thresholds
             )
             previous = seek
-            silent = (
-                no_speech_threshold is not None and result.no_speech_prob > no_speech_threshold
-                and (logprob_threshold is None or result.avg_logprob < logprob_threshold)
-            )  # fmt: skip
-            if silent:
+            if _silent(result, no_speech_threshold, logprob_threshold):
                 seek += size
                 bar.update(seek - previous)
                 continue
