@@ -11,12 +11,11 @@ GPUArray (answered on its device), shaped (..., n_samples) for a batch of signal
 
 from __future__ import annotations
 
-from . import (
-    feature,
-    filters,
-)
+from . import effects, feature, filters, onset
 from .convert import amplitude_to_db, db_to_amplitude, db_to_power, power_to_db
 from .filters import fft_frequencies, hz_to_mel, mel_frequencies, mel_to_hz
+from .io import get_samplerate, load, save
+from .resample import resample, resample_poly
 from .spectral import abs2, istft, magphase, melspectrogram, stft
 from .windows import get_window, pad_center
 
@@ -25,17 +24,24 @@ __all__ = [
     "amplitude_to_db",
     "db_to_amplitude",
     "db_to_power",
+    "effects",
     "feature",
     "fft_frequencies",
     "filters",
+    "get_samplerate",
     "get_window",
     "hz_to_mel",
     "istft",
+    "load",
     "magphase",
     "mel_frequencies",
     "mel_to_hz",
     "melspectrogram",
+    "onset",
     "pad_center",
     "power_to_db",
+    "resample",
+    "resample_poly",
+    "save",
     "stft",
 ]

@@ -2,6 +2,25 @@
 
 from __future__ import annotations
 
+from .cepstral import delta, mfcc
+from .features import (
+    rms,
+    spectral_bandwidth,
+    spectral_centroid,
+    spectral_flatness,
+    spectral_rolloff,
+    zero_crossing_rate,
+)
 from .spectral import melspectrogram
 
-__all__ = ["melspectrogram"]
+__all__ = [
+    "delta",
+    "melspectrogram",
+    "mfcc",
+    "rms",
+    "spectral_bandwidth",
+    "spectral_centroid",
+    "spectral_flatness",
+    "spectral_rolloff",
+    "zero_crossing_rate",
+]

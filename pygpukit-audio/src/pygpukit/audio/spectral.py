@@ -8,7 +8,6 @@ backend and a GPUArray runs on its own device. Shapes follow librosa: a signal i
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import numpy as np
@@ -27,33 +26,10 @@ from ._arrays import (
     real_dtype_of,
     to_device,
 )
+from ._framing import frame
 from .windows import get_window, pad_center
 
 __all__ = ["abs2", "istft", "magphase", "melspectrogram", "stft"]
-
-#: np.pad modes that move samples (so they can be written as an index map); the others
-#: compute new values, and librosa refuses "wrap" (a centred frame would read the far end)
-PAD_MODES = ("constant", "edge", "reflect", "symmetric")
-
-
-@functools.lru_cache(maxsize=32)
-def _frame_index(n: int, n_fft: int, hop: int, pad: int, pad_mode: str) -> np.ndarray:
-    """(n_frames, n_fft) positions in the signal read by each frame (n: an appended zero).
-
-    Padding is folded into the index map by padding the positions themselves with
-    np.pad, so reflect/edge/wrap follow NumPy's rules exactly and the frames come out
-    of one gather; "constant" points the padding at a zero appended to the signal.
-    """
-    positions = np.arange(n)
-    if pad:
-        if pad_mode == "constant":
-            positions = np.pad(positions, pad, mode="constant", constant_values=n)
-        else:
-            positions = np.pad(positions, pad, mode=pad_mode)  # type: ignore[call-overload]
-    n_frames = 1 + (positions.size - n_fft) // hop
-    starts = hop * np.arange(n_frames)[:, np.newaxis]
-    index = positions[starts + np.arange(n_fft)[np.newaxis, :]]
-    return np.ascontiguousarray(index.astype(np.int64 if n >= 2**31 - 1 else np.int32))
 
 
 def _analysis_window(window: Any, win_length: int, n_fft: int) -> np.ndarray:
@@ -84,22 +60,16 @@ def frames_spectrum(
     real: Any,
 ) -> GPUArray:
     """The STFT of a checked signal laid out (..., n_frames, 1 + n_fft // 2)."""
-    if pad_mode not in PAD_MODES:
-        raise ValueError(f"{fn}: pad_mode must be one of {', '.join(PAD_MODES)}, got {pad_mode!r}")
     n = int(y.shape[-1])
     if not center and n_fft > n:
         raise ValueError(
             f"{fn}: n_fft={n_fft} is longer than the signal ({n} samples) with center=False; "
             "use a smaller n_fft, a longer signal or center=True"
         )
-    pad = n_fft // 2 if center else 0
     if y.dtype.name != np.dtype(real).name:
         y = gp.astype(y, gp_dtype(real))
-    if pad and pad_mode == "constant":
-        y = gp.concat([y, gp.zeros((*y.shape[:-1], 1), dtype=y.dtype, device=y.device)], axis=-1)
-    index = _frame_index(n, n_fft, hop_length, pad, pad_mode)
-    frames = gp.take(y, on_device(index.reshape(-1), y), axis=-1)
-    frames = gp.reshape(frames, (*y.shape[:-1], index.shape[0], n_fft))
+    pad = n_fft // 2 if center else 0
+    frames = frame(y, fn, frame_length=n_fft, hop_length=hop_length, pad=pad, pad_mode=pad_mode)
     windowed = frames * on_device(window.astype(real), y)
     return gp.fft.rfft(windowed, axis=-1)
 
