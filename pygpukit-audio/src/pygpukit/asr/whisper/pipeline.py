@@ -84,15 +84,15 @@ class Whisper:
         seed: int | None = None,
         progress: bool = False,
     ) -> Transcription:
-        """Text and timestamped segments of 16 kHz mono `audio` (a 1-D array or a WAV path).
+        """Text and timestamped segments of 16 kHz mono `audio`: a 1-D array, or the path of
+        an audio file (any rate and channel count; it is mixed down and resampled).
 
         Greedy by default, beam search with `beam_size`; `language` None detects it from
         the first 30 s (multilingual models). `temperature` is one value or the fallback
         ladder tried when a window's text repeats itself or is improbable.
         """
         if isinstance(audio, (str, os.PathLike)):
-            audio, sample_rate = _read_wav(audio)
-            audio, sample_rate = _to_16k(audio, sample_rate)
+            audio, sample_rate = _read_audio_file(audio), SAMPLE_RATE
         y = check_audio(audio, sample_rate, batch=False)
         if language is not None and self.tokens.multilingual:
             self.tokens.language_id(language)  # an unknown language fails here, not mid-audio
@@ -112,41 +112,15 @@ class Whisper:
         )  # fmt: skip
 
 
-def _read_wav(path: str | os.PathLike[str]) -> tuple[np.ndarray, int]:
-    """Samples (mixed to mono) and rate of an audio file: pygpukit.audio's reader when this
-    version has one, else soundfile's."""
-    import pygpukit.audio as audio_io
+def _read_audio_file(path: str | os.PathLike[str]) -> np.ndarray:
+    """A file's samples mixed to mono and resampled to 16 kHz (pygpukit.audio.load)."""
+    from pygpukit.audio import load as load_audio
 
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"{p}: no such audio file")
-    reader = getattr(audio_io, "load", None)
-    if reader is not None:
-        y, sr = reader(str(p), sr=None, mono=True)
-        return np.asarray(y), int(sr)
-    try:
-        import soundfile
-    except ImportError:
-        raise ImportError(
-            f"{p}: reading audio files needs soundfile (pip install soundfile), or pass "
-            "the samples as an array"
-        ) from None
-    try:
-        data, sr = soundfile.read(str(p), dtype="float32", always_2d=True)
-    except Exception as exc:  # soundfile raises its own LibsndfileError
-        raise ValueError(f"{p}: not a readable audio file: {exc}") from None
-    return data.mean(axis=1).astype(np.float32), int(sr)
-
-
-def _to_16k(audio: np.ndarray, sample_rate: int) -> tuple[np.ndarray, int]:
-    """A file's samples at 16 kHz, through pygpukit.audio.resample when this version has
-    it; otherwise unchanged (check_audio then names the rate and the fix)."""
-    import pygpukit.audio as audio_dsp
-
-    resample = getattr(audio_dsp, "resample", None)
-    if sample_rate == SAMPLE_RATE or resample is None:
-        return audio, sample_rate
-    return np.asarray(resample(audio, orig_sr=sample_rate, target_sr=SAMPLE_RATE)), SAMPLE_RATE
+    samples, _ = load_audio(p, sr=SAMPLE_RATE, mono=True)
+    return np.asarray(samples)
 
 
 def load(
