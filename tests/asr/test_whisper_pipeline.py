@@ -235,3 +235,13 @@ def test_windows_judged_silent_are_skipped(folder: Path) -> None:
     assert silent.segments == [] and silent.text == ""
     heard = model.transcribe(audio, language="en", no_speech_threshold=None)
     assert heard.segments
+
+
+def test_gpuarray_audio_transcribes_like_numpy_audio(folder: Path) -> None:
+    import pygpukit as gp
+
+    model = _load(folder)
+    audio = _speechlike(12, 0.9)
+    want = model.transcribe(audio, language="en", temperature=0.0)
+    got = model.transcribe(gp.from_numpy(audio), language="en", temperature=0.0)
+    assert [s.tokens for s in got.segments] == [s.tokens for s in want.segments]

@@ -43,11 +43,10 @@ class Whisper:
         """Log-mel features of one window per clip, (clips, n_mels, frames), on the model's
         device: each clip (shorter than a window) padded with silence to 30 s."""
         y = check_audio(audio, sample_rate)
+        if not isinstance(y, GPUArray):  # the features are made where the model runs
+            y = gp.from_numpy(y, self.model.device)
         window = self.model.config.n_frames
-        mel = log_mel_spectrogram(y, self.n_mels, padding=window * HOP_LENGTH)
-        mel = pad_or_trim(mel, window)
-        if not isinstance(mel, GPUArray):
-            mel = gp.from_numpy(np.ascontiguousarray(mel), self.model.device)
+        mel = pad_or_trim(log_mel_spectrogram(y, self.n_mels, padding=window * HOP_LENGTH), window)
         return mel if mel.ndim == 3 else mel.reshape((1, *mel.shape))
 
     def detect_language(self, audio: Any, sample_rate: int = SAMPLE_RATE) -> list[dict[str, float]]:

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pygpukit as gp
+from pygpukit import GPUArray
 
 from .decoding import DecodeOptions, DecodeResult, decode_window
 from .frontend import HOP_LENGTH, SAMPLE_RATE, log_mel_spectrogram, pad_or_trim
@@ -104,6 +106,8 @@ def transcribe(
 
     cfg, tok = whisper.model.config, whisper.tokens
     window = cfg.n_frames
+    if not isinstance(audio, GPUArray):  # the features are made where the model runs
+        audio = gp.from_numpy(np.ascontiguousarray(audio), whisper.model.device)
     mel = log_mel_spectrogram(audio, cfg.num_mel_bins, padding=window * HOP_LENGTH)
     content = mel.shape[-1] - window
     if options.language is None and tok.multilingual:  # one language for the whole audio
