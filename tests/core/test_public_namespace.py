@@ -13,7 +13,8 @@ import pytest
 #: submodules that are public on purpose
 PUBLIC_MODULES = {
     "backend", "backends", "benchmark", "config", "core", "device_info", "fft", "hookspecs",
-    "jit", "linalg", "llm", "memory", "ops", "ops_catalog", "plugins", "scheduler", "testing",
+    "asr", "audio", "jit", "linalg", "llm", "memory", "ops", "ops_catalog", "plugins",
+    "scheduler", "testing", "triton",
 }  # fmt: skip
 
 

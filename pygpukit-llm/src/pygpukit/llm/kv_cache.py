@@ -75,3 +75,23 @@ class KVCache:
         self.next_position -= dropped.sum(axis=1)
         self.valid[:, length:] = False
         self.length = length
+
+    def select_rows(self, rows: Any) -> None:
+        """Keep row ``rows[i]`` as row i, for every layer (beam search reorders its beams).
+
+        `rows` holds `batch` row indices; a row may be picked several times (a beam that
+        spawned two continuations) and others not at all.
+        """
+        picked = np.asarray(rows, dtype=np.int64).reshape(-1)
+        if picked.shape != (self.batch,) or ((picked < 0) | (picked >= self.batch)).any():
+            raise ValueError(
+                f"KVCache: select_rows wants {self.batch} row indices in [0, {self.batch}), "
+                f"got {picked.tolist()}"
+            )
+        if (picked == np.arange(self.batch)).all():
+            return
+        index = gp.from_numpy(picked, self.keys[0].device)
+        self.keys = [gp.take(a, index, axis=0) for a in self.keys]
+        self.values = [gp.take(a, index, axis=0) for a in self.values]
+        self.valid = self.valid[picked].copy()
+        self.next_position = self.next_position[picked].copy()

@@ -134,13 +134,23 @@ class Attention:
             q, k = self.q_norm(q), self.k_norm(k)
         return q, k, v
 
-    def attend(self, q: GPUArray, k: GPUArray, v: GPUArray, bias: GPUArray | None) -> GPUArray:
+    def attend(
+        self,
+        q: GPUArray,
+        k: GPUArray,
+        v: GPUArray,
+        bias: GPUArray | None,
+        *,
+        causal: bool = True,
+    ) -> GPUArray:
         """q (B, Hq, S, D) against k, v (B, Hkv, L, D): causal, or with an additive `bias`.
 
         `bias` (B, 1, 1, S, L), when given, holds 0 where a query may look and a large
         negative number elsewhere (padding, sliding window); it replaces the causal rule.
+        With ``causal=False`` and no bias every query sees every key (an encoder's
+        self-attention, or cross-attention to an encoder's output).
         """
-        if bias is None:
+        if bias is None and causal:
             return gp.sdpa_causal(q, k, v)
         b, hq, s, d = q.shape
         hkv, length = k.shape[1], k.shape[2]
@@ -148,7 +158,9 @@ class Attention:
         # consecutive query heads share a kv head: fold them into the row axis
         qg = q.astype(gp.float32).reshape((b, hkv, group * s, d))
         scores = (qg @ k.astype(gp.float32).mT) * (1.0 / float(np.sqrt(d)))
-        scores = scores.reshape((b, hkv, group, s, length)) + bias
+        scores = scores.reshape((b, hkv, group, s, length))
+        if bias is not None:
+            scores = scores + bias
         probs = gp.softmax(scores, axis=-1).reshape((b, hkv, group * s, length))
         out = probs.astype(q.dtype) @ v
         return out.reshape((b, hq, s, v.shape[-1]))

@@ -22,7 +22,7 @@ from .layers import Attention, DenseMLP, Linear, MoEMLP, Norm
 from .model import Block, CausalTransformerModel
 from .spec import ModelSpec, detect_model_spec
 
-__all__ = ["load_model_from_safetensors"]
+__all__ = ["TensorReader", "load_model_from_safetensors"]
 
 #: buffers some checkpoints carry that the model recomputes (never weights)
 IGNORED_SUFFIXES = (".attn.bias", ".attn.masked_bias", ".rotary_emb.inv_freq")
@@ -234,3 +234,7 @@ def _build(r: _Reader, cfg: TransformerConfig) -> CausalTransformerModel:
             f"{r.ckpt.directory}: no {head_name!r} and config.json does not set tie_word_embeddings"
         )
     return CausalTransformerModel(cfg, s, embed, blocks, final_norm, lm_head, position_embed)
+
+
+#: the checked tensor reader, for other model families built on these layers (Whisper)
+TensorReader = _Reader

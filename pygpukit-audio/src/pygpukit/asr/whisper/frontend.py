@@ -1,0 +1,152 @@
+"""Whisper's log-mel front end, as openai-whisper defines it, on pygpukit.audio's STFT and mel bank.
+
+16 kHz mono; 400-sample periodic Hann window, hop 160, centred frames with reflect
+padding, the last frame dropped; power spectrum; 80 or 128 Slaney mel bands (librosa's
+filters); log10 of max(x, 1e-10), floored at the clip's maximum - 8, then (x + 4) / 4.
+The maximum is taken per clip, so a batch gives each clip what it would get alone.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+import pygpukit as gp
+from pygpukit import GPUArray
+
+__all__ = [
+    "CHUNK_LENGTH",
+    "HOP_LENGTH",
+    "N_FFT",
+    "N_FRAMES",
+    "N_SAMPLES",
+    "SAMPLE_RATE",
+    "check_audio",
+    "log_mel_spectrogram",
+    "mel_filters",
+    "pad_or_trim",
+]
+
+SAMPLE_RATE = 16000
+N_FFT = 400
+HOP_LENGTH = 160
+CHUNK_LENGTH = 30  # seconds per encoder window
+N_SAMPLES = CHUNK_LENGTH * SAMPLE_RATE  # 480000
+N_FRAMES = N_SAMPLES // HOP_LENGTH  # 3000
+#: a last axis this short beside a long first axis is (samples, channels), not a batch
+MAX_CHANNELS = 8
+
+
+@lru_cache(maxsize=4)
+def mel_filters(n_mels: int) -> np.ndarray:
+    """The (n_mels, 201) Slaney mel bank Whisper was trained with (librosa's definition)."""
+    if n_mels not in (80, 128):
+        raise ValueError(f"n_mels must be 80 or 128 (Whisper's banks), got {n_mels}")
+    from pygpukit.audio.filters import mel
+
+    bank = mel(sr=SAMPLE_RATE, n_fft=N_FFT, n_mels=n_mels, dtype=np.float32)
+    bank.setflags(write=False)
+    return np.asarray(bank)
+
+
+def check_audio(audio: Any, sample_rate: int = SAMPLE_RATE, *, batch: bool = True) -> Any:
+    """Refuse what Whisper cannot hear: another rate, multichannel, empty, NaN or infinite.
+
+    Returns the audio as float32 (a NumPy array or a GPUArray on its own device), shaped
+    (samples,) or, with `batch`, (clips, samples).
+    """
+    if isinstance(sample_rate, bool) or not isinstance(sample_rate, (int, np.integer)):
+        raise TypeError(f"sample_rate must be an int, got {type(sample_rate).__name__}")
+    if sample_rate != SAMPLE_RATE:
+        raise ValueError(
+            f"Whisper needs {SAMPLE_RATE} Hz audio, got sample_rate={sample_rate}; resample "
+            f"first, e.g. pygpukit.audio.resample(y, orig_sr={sample_rate}, "
+            f"target_sr={SAMPLE_RATE})"
+        )
+    on_device = isinstance(audio, GPUArray)
+    if not on_device:
+        try:
+            audio = np.asarray(audio)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"audio must be an array of samples: {exc}") from None
+    kind = audio.dtype.kind if not on_device else ("f" if audio.dtype.is_floating else "?")
+    if not on_device and kind not in "fiu":
+        raise TypeError(f"audio must hold real samples, got dtype {audio.dtype}")
+    if on_device and not audio.dtype.is_floating:
+        raise TypeError(f"audio must be a float GPUArray, got dtype {audio.dtype.name}")
+    allowed = (1, 2) if batch else (1,)
+    if audio.ndim not in allowed:
+        raise ValueError(
+            f"audio must be mono samples{' (or a batch of clips)' if batch else ''}, got "
+            f"shape {audio.shape}; mix multichannel audio down first, e.g. y.mean(axis=-1)"
+        )
+    if audio.ndim == 2 and audio.shape[-1] <= MAX_CHANNELS < audio.shape[0]:
+        raise ValueError(
+            f"audio of shape {audio.shape} looks like (samples, channels) multichannel audio; "
+            "Whisper wants mono: mix it down first, e.g. y.mean(axis=-1)"
+        )
+    if audio.shape[-1] == 0 or audio.size == 0:
+        raise ValueError(f"audio is empty (shape {audio.shape}); there is nothing to hear")
+    if on_device:
+        audio = audio.astype(gp.float32)
+        finite = bool(gp.all(gp.isfinite(audio)))
+    else:
+        if kind in "iu":  # PCM integers: scale to [-1, 1) as soundfile does
+            audio = audio.astype(np.float32) / float(np.iinfo(audio.dtype).max + 1)
+        audio = np.ascontiguousarray(audio, dtype=np.float32)
+        finite = bool(np.isfinite(audio).all())
+    if not finite:
+        raise ValueError("audio holds NaN or infinite samples; clean the signal first")
+    return audio
+
+
+def pad_or_trim(array: Any, length: int = N_SAMPLES, *, axis: int = -1) -> Any:
+    """Cut `array` to `length` along `axis`, or pad it there with zeros (openai-whisper's)."""
+    size = array.shape[axis]
+    if size > length:
+        index = [slice(None)] * array.ndim
+        index[axis] = slice(0, length)
+        return array[tuple(index)]
+    if size == length:
+        return array
+    pad_shape = list(array.shape)
+    pad_shape[axis] = length - size
+    if isinstance(array, GPUArray):
+        zeros = gp.zeros(tuple(pad_shape), dtype=array.dtype, device=array.device)
+        return gp.concat([array, zeros], axis=axis)
+    return np.concatenate([array, np.zeros(pad_shape, dtype=array.dtype)], axis=axis)
+
+
+def log_mel_spectrogram(
+    audio: Any,
+    n_mels: int = 80,
+    *,
+    padding: int = 0,
+    sample_rate: int = SAMPLE_RATE,
+    device: Any = None,
+) -> Any:
+    """Whisper's log-mel features (..., n_mels, frames) of 16 kHz mono `audio` (..., samples).
+
+    `padding` zero samples are appended first (openai-whisper's transcribe pads 30 s).
+    A GPUArray stays on its device and gives a GPUArray; a NumPy array gives a NumPy
+    array, computed on `device` (default: pygpukit's default device).
+    """
+    from pygpukit.audio.spectral import abs2, stft
+
+    filters = mel_filters(n_mels)
+    on_device = isinstance(audio, GPUArray)
+    y = check_audio(audio, sample_rate)
+    if padding < 0:
+        raise ValueError(f"padding must be >= 0 samples, got {padding}")
+    if padding:
+        y = pad_or_trim(y, y.shape[-1] + padding)
+    x = y if on_device else gp.from_numpy(y, device)
+    spec = stft(x, n_fft=N_FFT, hop_length=HOP_LENGTH, window="hann", center=True,
+                pad_mode="reflect")  # fmt: skip
+    spec = spec[..., :-1]  # openai-whisper drops the last frame
+    mel = gp.from_numpy(filters, x.device) @ abs2(spec).astype(gp.float32)
+    logs = gp.log10(gp.maximum(mel, gp.full((), 1e-10, dtype=gp.float32, device=x.device)))
+    peak = gp.max(logs, axis=(-2, -1), keepdims=True)
+    logs = (gp.maximum(logs, peak - 8.0) + 4.0) / 4.0
+    return logs if on_device else logs.to_numpy()

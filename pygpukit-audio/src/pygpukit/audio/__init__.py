@@ -1,0 +1,47 @@
+"""pygpukit.audio: librosa-named audio DSP on pygpukit ops, on the CPU or a GPU.
+
+A librosa user changes only the import::
+
+    import pygpukit.audio as librosa
+    S = librosa.feature.melspectrogram(y=y, sr=16000, n_fft=400, hop_length=160, n_mels=80)
+
+Functions take a NumPy array (answered in NumPy, computed on the CPU backend) or a
+GPUArray (answered on its device), shaped (..., n_samples) for a batch of signals.
+"""
+
+from __future__ import annotations
+
+from . import effects, feature, filters, onset
+from .convert import amplitude_to_db, db_to_amplitude, db_to_power, power_to_db
+from .filters import fft_frequencies, hz_to_mel, mel_frequencies, mel_to_hz
+from .io import get_samplerate, load, save
+from .resample import resample, resample_poly
+from .spectral import abs2, istft, magphase, melspectrogram, stft
+from .windows import get_window, pad_center
+
+__all__ = [
+    "abs2",
+    "amplitude_to_db",
+    "db_to_amplitude",
+    "db_to_power",
+    "effects",
+    "feature",
+    "fft_frequencies",
+    "filters",
+    "get_samplerate",
+    "get_window",
+    "hz_to_mel",
+    "istft",
+    "load",
+    "magphase",
+    "mel_frequencies",
+    "mel_to_hz",
+    "melspectrogram",
+    "onset",
+    "pad_center",
+    "power_to_db",
+    "resample",
+    "resample_poly",
+    "save",
+    "stft",
+]

@@ -1,0 +1,293 @@
+"""Short-time Fourier transforms (stft, istft), magnitude and phase, and the mel spectrogram.
+
+Everything after the host-side setup (window, frame indices, mel basis) runs as pygpukit
+array ops (take, multiply, fft.rfft/irfft, matmul), so NumPy input runs on the CPU
+backend and a GPUArray runs on its own device. Shapes follow librosa: a signal is
+(..., n) and its STFT is (..., 1 + n_fft // 2, n_frames).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pygpukit as gp
+from pygpukit import GPUArray
+
+from . import filters
+from ._arrays import (
+    back,
+    check_audio,
+    complex_dtype_of,
+    gp_dtype,
+    on_device,
+    positive_int,
+    positive_rate,
+    real_dtype_of,
+    to_device,
+)
+from ._framing import frame
+from .windows import get_window, pad_center
+
+__all__ = ["abs2", "istft", "magphase", "melspectrogram", "stft"]
+
+
+def _analysis_window(window: Any, win_length: int, n_fft: int) -> np.ndarray:
+    """The periodic window of win_length points, zero-padded to n_fft (centred)."""
+    return pad_center(get_window(window, win_length, fftbins=True), size=n_fft)
+
+
+def _lengths(fn: str, n_fft: Any, hop_length: Any, win_length: Any) -> tuple[int, int, int]:
+    size = positive_int(n_fft, fn, "n_fft")
+    win = size if win_length is None else positive_int(win_length, fn, "win_length")
+    if win > size:
+        raise ValueError(f"{fn}: win_length={win} must be <= n_fft={size}")
+    hop = win // 4 if hop_length is None else positive_int(hop_length, fn, "hop_length")
+    if hop < 1:
+        raise ValueError(f"{fn}: hop_length must be >= 1 (win_length={win} gives {hop})")
+    return size, hop, win
+
+
+def frames_spectrum(
+    y: GPUArray,
+    fn: str,
+    *,
+    n_fft: int,
+    hop_length: int,
+    window: np.ndarray,
+    center: bool,
+    pad_mode: str,
+    real: Any,
+) -> GPUArray:
+    """The STFT of a checked signal laid out (..., n_frames, 1 + n_fft // 2)."""
+    n = int(y.shape[-1])
+    if not center and n_fft > n:
+        raise ValueError(
+            f"{fn}: n_fft={n_fft} is longer than the signal ({n} samples) with center=False; "
+            "use a smaller n_fft, a longer signal or center=True"
+        )
+    if y.dtype.name != np.dtype(real).name:
+        y = gp.astype(y, gp_dtype(real))
+    pad = n_fft // 2 if center else 0
+    frames = frame(y, fn, frame_length=n_fft, hop_length=hop_length, pad=pad, pad_mode=pad_mode)
+    windowed = frames * on_device(window.astype(real), y)
+    return gp.fft.rfft(windowed, axis=-1)
+
+
+def stft(
+    y: Any,
+    *,
+    n_fft: int = 2048,
+    hop_length: int | None = None,
+    win_length: int | None = None,
+    window: Any = "hann",
+    center: bool = True,
+    dtype: Any = None,
+    pad_mode: str = "constant",
+) -> Any:
+    """The short-time Fourier transform, shape (..., 1 + n_fft // 2, n_frames).
+
+    Same arguments and result as librosa.stft: frames of n_fft samples every hop_length
+    (default win_length // 4), windowed by a periodic `window` of win_length (default
+    n_fft) points centred in the frame; `center` pads n_fft // 2 on each side with
+    `pad_mode`. `dtype` is the complex result type (default: that of y's precision).
+    """
+    signal, host = to_device(y, "stft")
+    check_audio(signal, "stft")
+    size, hop, win = _lengths("stft", n_fft, hop_length, win_length)
+    out = complex_dtype_of(signal.dtype.name if dtype is None else dtype)
+    spectrum = frames_spectrum(
+        signal,
+        "stft",
+        n_fft=size,
+        hop_length=hop,
+        window=_analysis_window(window, win, size),
+        center=center,
+        pad_mode=pad_mode,
+        real=real_dtype_of(out),
+    )
+    return back(gp.matrix_transpose(spectrum), host)
+
+
+def _overlap_add(frames: GPUArray, hop: int) -> GPUArray:
+    """Sum of (..., n_frames, width) frames placed hop samples apart: (..., length).
+
+    With no scatter-add among the array ops, each frame is cut into R = ceil(width /
+    hop) hop-sized pieces; piece r of frame t lands in output block t + r, so the sum is
+    R shifted adds of whole (n_frames, hop) slabs (R is small: n_fft / hop).
+    """
+    n_frames, width = int(frames.shape[-2]), int(frames.shape[-1])
+    pieces = -(-width // hop)
+    lead = tuple(frames.shape[:-2])
+    if pieces * hop > width:
+        fill = gp.zeros((*lead, n_frames, pieces * hop - width), dtype=frames.dtype,
+                        device=frames.device)  # fmt: skip
+        frames = gp.concat([frames, fill], axis=-1)
+    blocks = gp.reshape(frames, (*lead, n_frames, pieces, hop))
+    total: GPUArray | None = None
+    for r in range(pieces):
+        parts = [blocks[..., r, :]]
+        if r:
+            parts.insert(0, gp.zeros((*lead, r, hop), dtype=frames.dtype, device=frames.device))
+        if pieces - 1 - r:
+            parts.append(gp.zeros((*lead, pieces - 1 - r, hop), dtype=frames.dtype,
+                                  device=frames.device))  # fmt: skip
+        shifted = gp.concat(parts, axis=-2) if len(parts) > 1 else parts[0]
+        total = shifted if total is None else total + shifted
+    assert total is not None
+    return gp.reshape(total, (*lead, (n_frames + pieces - 1) * hop))
+
+
+def window_sumsquare(
+    *, window: Any, n_frames: int, hop_length: int, win_length: int, n_fft: int, dtype: Any
+) -> np.ndarray:
+    """The overlap-added squared window (what istft divides by), as librosa computes it."""
+    total = np.zeros(n_fft + hop_length * (n_frames - 1), dtype=dtype)
+    square = pad_center(get_window(window, win_length, fftbins=True) ** 2, size=n_fft)
+    for t in range(n_frames):  # host-side setup, O(n_frames) vector adds
+        total[t * hop_length : t * hop_length + n_fft] += square
+    return total
+
+
+def istft(
+    stft_matrix: Any,
+    *,
+    hop_length: int | None = None,
+    win_length: int | None = None,
+    n_fft: int | None = None,
+    window: Any = "hann",
+    center: bool = True,
+    dtype: Any = None,
+    length: int | None = None,
+) -> Any:
+    """The inverse STFT by weighted overlap-add, as librosa.istft (same arguments).
+
+    `length` crops or zero-pads the result to exactly that many samples.
+    """
+    spec, host = to_device(stft_matrix, "istft", "stft_matrix")
+    if not spec.dtype.is_complex:
+        raise TypeError(f"istft: stft_matrix must be complex, got {spec.dtype.name}")
+    if spec.ndim < 2:
+        raise ValueError(
+            f"istft: stft_matrix must be (..., n_freq, n_frames), got shape {tuple(spec.shape)}"
+        )
+    if spec.shape[-1] == 0:
+        raise ValueError("istft: stft_matrix has no frames")
+    size = 2 * (int(spec.shape[-2]) - 1) if n_fft is None else n_fft
+    size, hop, win = _lengths("istft", size, hop_length, win_length)
+    real = real_dtype_of(spec.dtype.name if dtype is None else dtype)
+    n_frames = int(spec.shape[-1])
+    if length is not None:
+        length = positive_int(length, "istft", "length")
+        padded = length + 2 * (size // 2) if center else length
+        n_frames = min(n_frames, -(-padded // hop))
+        spec = spec[..., :n_frames]
+    ifft_window = _analysis_window(window, win, size)
+    frames = gp.fft.irfft(gp.matrix_transpose(spec), n=size, axis=-1)
+    if frames.dtype.name != real.name:
+        frames = gp.astype(frames, gp_dtype(real))
+    signal = _overlap_add(frames * on_device(ifft_window.astype(real), frames), hop)
+
+    start = size // 2 if center else 0
+    full = size + hop * (n_frames - 1)
+    expected = length if length is not None else full - 2 * start
+    stop = start + expected
+    signal = signal[..., start : min(stop, full)]
+    short = stop - min(stop, full)
+    if short > 0:  # `length` asked for more than the frames cover: zeros, as librosa
+        tail = gp.zeros((*signal.shape[:-1], short), dtype=signal.dtype, device=signal.device)
+        signal = gp.concat([signal, tail], axis=-1)
+    envelope = window_sumsquare(window=window, n_frames=n_frames, hop_length=hop,
+                                win_length=win, n_fft=size, dtype=real)  # fmt: skip
+    envelope = np.concatenate([envelope[start:stop], np.zeros(max(0, stop - full), real)])
+    # divide only where the window overlap is not ~0 (librosa's rule), else leave as is
+    envelope = np.where(envelope > np.finfo(real).tiny, envelope, 1).astype(real)
+    return back(signal / on_device(envelope, signal), host)
+
+
+def abs2(x: Any) -> Any:
+    """|x|^2 elementwise (real part squared plus imaginary part squared for complex x)."""
+    arr, host = to_device(x, "abs2", "x")
+    if arr.dtype.is_complex:
+        return back(gp.square(gp.real(arr)) + gp.square(gp.imag(arr)), host)
+    return back(gp.square(arr), host)
+
+
+def magphase(D: Any, *, power: float = 1) -> tuple[Any, Any]:
+    """(|D| ** power, D / |D|): magnitude and unit-modulus phase (phase 1 where D == 0)."""
+    spec, host = to_device(D, "magphase", "D")
+    mag = gp.abs(spec)
+    zeros = gp.astype(mag == 0, mag.dtype)  # 1 where D == 0: phase 1 there, no 0 / 0
+    phase = spec / gp.astype(mag + zeros, spec.dtype) + gp.astype(zeros, spec.dtype)
+    return back(mag if power == 1 else mag**power, host), back(phase, host)
+
+
+def spectrogram_of(
+    fn: str,
+    y: Any,
+    S: Any,
+    *,
+    n_fft: int,
+    hop_length: int,
+    win_length: int | None,
+    window: Any,
+    center: bool,
+    pad_mode: str,
+    power: float,
+) -> tuple[GPUArray, bool, int]:
+    """(|STFT(y)| ** power or the given S, host flag, n_fft), laid out (..., n_freq, t)."""
+    if S is not None:
+        spec, host = to_device(S, fn, "S")
+        if spec.ndim < 2:
+            raise ValueError(f"{fn}: S must be (..., n_freq, n_frames), got {tuple(spec.shape)}")
+        return spec, host, 2 * (int(spec.shape[-2]) - 1)
+    if y is None:
+        raise ValueError(f"{fn}: give an audio signal y or a spectrogram S")
+    signal, host = to_device(y, fn)
+    check_audio(signal, fn)
+    size, hop, win = _lengths(fn, n_fft, hop_length, win_length)
+    spectrum = frames_spectrum(
+        signal,
+        fn,
+        n_fft=size,
+        hop_length=hop,
+        window=_analysis_window(window, win, size),
+        center=center,
+        pad_mode=pad_mode,
+        real=real_dtype_of(complex_dtype_of(signal.dtype.name)),
+    )
+    mag = gp.abs(spectrum)
+    if power != 1:
+        mag = gp.square(mag) if power == 2 else mag**power
+    return gp.matrix_transpose(mag), host, size
+
+
+def melspectrogram(
+    *,
+    y: Any = None,
+    sr: float = 22050,
+    S: Any = None,
+    n_fft: int = 2048,
+    hop_length: int = 512,
+    win_length: int | None = None,
+    window: Any = "hann",
+    center: bool = True,
+    pad_mode: str = "constant",
+    power: float = 2.0,
+    **kwargs: Any,
+) -> Any:
+    """The mel-scaled spectrogram (..., n_mels, n_frames), as librosa.feature.melspectrogram.
+
+    From y: |stft(y)| ** power; or from a given magnitude/power spectrogram S. `kwargs`
+    go to `filters.mel` (n_mels, fmin, fmax, htk, norm, dtype).
+    """
+    rate = positive_rate(sr, "melspectrogram")
+    spec, host, size = spectrogram_of("melspectrogram", y, S, n_fft=n_fft,
+                                      hop_length=hop_length, win_length=win_length,
+                                      window=window, center=center, pad_mode=pad_mode,
+                                      power=power)  # fmt: skip
+    basis = filters.mel(sr=rate, n_fft=size, **kwargs)
+    out_dtype = np.result_type(basis.dtype, np.dtype(spec.dtype.name))
+    if spec.dtype.name != out_dtype.name:
+        spec = gp.astype(spec, gp_dtype(out_dtype))
+    return back(gp.matmul(on_device(basis.astype(out_dtype), spec), spec), host)
