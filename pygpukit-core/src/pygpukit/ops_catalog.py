@@ -151,6 +151,13 @@ _TABLE: list[tuple[str, str, str, str, str]] = [
      "real to half-spectrum complex, times scale"),
     ("fft_c2r", "fourier", "(x, out, axes, scale)", "None",
      "half-spectrum complex to real (the inverse of fft_r2c), times scale"),
+    ("embedding", "decode", "(weight, ids, out)", "None", "rows of weight at device ids"),
+    ("rope_at_inplace", "decode", "(q, k, cos, sin, positions)", "None",
+     "rope with table rows at device positions (B, S)"),
+    ("kv_cache_write", "decode", "(cache, new, slots)", "None",
+     "cache[b, :, slots[b] + s] = new[b, :, s]"),
+    ("sdpa_causal_cache", "decode", "(q, k, v, starts, ends, out, scale, window)", "None",
+     "causal attention over cache slots [starts[b], ends[b]), optional sliding window"),
 ]  # fmt: skip
 
 _conventions: dict[str, Convention] = {

@@ -13,6 +13,7 @@ from ..._providers import KernelProvider
 from ...hookspecs import hookimpl
 from . import (
     copying,
+    decode,
     elementwise,
     fft,
     indexing,
@@ -33,7 +34,7 @@ def make_provider() -> KernelProvider:
     provider = KernelProvider(
         "cpu", device_type="cpu", priority=0, description="NumPy kernels on host memory"
     )
-    for module in (copying, elementwise, fft, indexing, linalg, manipulation, nn, searching,
+    for module in (copying, decode, elementwise, fft, indexing, linalg, manipulation, nn, searching,
                    sets, sorting, statistical):  # fmt: skip
         module.register(provider)
     return provider

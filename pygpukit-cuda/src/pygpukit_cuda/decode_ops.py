@@ -1,0 +1,100 @@
+"""The `cuda` provider's decode-step kernels: embedding, rope_at_inplace, kv_cache_write and
+sdpa_causal_cache (conventions in ``pygpukit._ops.decode``; CUDA C in
+``kernels/decode_source.py``). Every launch here reads its indices on the device and
+allocates only from the current pool, so each is safe inside a CUDA-graph capture."""
+
+from __future__ import annotations
+
+from pygpukit import GPUArray, KernelProvider
+from pygpukit.core import dtypes as dt
+
+from . import launcher
+from .device_facts import BLOCK, sm_count
+from .device_facts import data_ptr as _ptr
+from .kernels import decode_source as ks
+from .kernels.ctypes_table import ctype
+
+FLOATS = ks.FLOATS
+INDEX = (dt.int32, dt.int64)
+
+
+def _grid(index: int, n: int) -> tuple[int]:
+    return (max(1, min(-(-n // BLOCK), sm_count(index) * 32)),)
+
+
+def embedding(weight: GPUArray, ids: GPUArray, out: GPUArray) -> None:
+    flat = ids.reshape((-1,)) if ids.is_contiguous else ids.contiguous().reshape((-1,))
+    name, src = ks.embed_kernel(weight.dtype, ids.dtype)
+    index = out.device.index
+    fn = launcher.function(index, name, src, "@QQQqqqqqi")
+    n, h = flat.size, weight.shape[1]
+    fn.launch(_grid(index, n * h), (BLOCK,),
+              (_ptr(out), _ptr(weight), _ptr(flat), n, h, weight.shape[0], *weight.strides,
+               ctype(ids.dtype).code))  # fmt: skip
+
+
+def rope_at_inplace(q: GPUArray, k: GPUArray, cos: GPUArray, sin: GPUArray,
+                    positions: GPUArray) -> None:  # fmt: skip
+    comp = ks._compute(q.dtype, k.dtype, cos.dtype, sin.dtype)
+    for x in (q, k):
+        if x.size == 0:
+            continue
+        b, s, h, d = x.shape
+        name, src = ks.rope_at_kernel(x.dtype, comp)
+        index = x.device.index
+        fn = launcher.function(index, name, src, "@QQQQ" + "q" * 15 + "iii")
+        fn.launch(_grid(index, b * s * h * (d // 2)), (BLOCK,),
+                  (_ptr(x), _ptr(cos), _ptr(sin), _ptr(positions), b, s, h, d // 2,
+                   cos.shape[0], *x.strides, *cos.strides, *sin.strides, *positions.strides,
+                   ctype(cos.dtype).code, ctype(sin.dtype).code,
+                   ctype(positions.dtype).code))  # fmt: skip
+
+
+def kv_cache_write(cache: GPUArray, new: GPUArray, slots: GPUArray) -> None:
+    b, h, s, d = new.shape
+    name, src = ks.kv_write_kernel(cache.dtype)
+    index = cache.device.index
+    fn = launcher.function(index, name, src, "@QQQ" + "q" * 14 + "ii")
+    fn.launch(_grid(index, new.size), (BLOCK,),
+              (_ptr(cache), _ptr(new), _ptr(slots), b, h, s, d, cache.shape[2], *cache.strides,
+               *new.strides, slots.strides[0], ctype(new.dtype).code,
+               ctype(slots.dtype).code))  # fmt: skip
+
+
+def sdpa_causal_cache(q: GPUArray, k: GPUArray, v: GPUArray, starts: GPUArray, ends: GPUArray,
+                      out: GPUArray, scale: float, window: int) -> None:  # fmt: skip
+    b, hq, sq, d = q.shape
+    hkv, length, dv = k.shape[1], k.shape[2], v.shape[3]
+    if d > ks.MAX_DIM or dv > ks.MAX_DIM:
+        raise NotImplementedError(
+            f"cuda sdpa_causal_cache: head_dim {d} / v_dim {dv} over {ks.MAX_DIM}"
+        )
+    rows = b * hq * sq
+    nsplit = -(-length // ks.CHUNK)
+    comp = ks._compute(out.dtype)
+    # unnormalised chunk results; inside a capture these come from the graph's pool
+    part = GPUArray.empty((rows, nsplit, dv), comp, out.device)
+    stats = GPUArray.empty((rows, nsplit, 2), comp, out.device)
+    name, src = ks.attend_kernel(out.dtype)
+    index = out.device.index
+    fn = launcher.function(index, name, src, "@QQQQQQQ" + "i" * 5 + "q" * 21 + "dqq")
+    grid_y = -(-rows // ks.ROWS_PER_BLOCK)
+    if grid_y > 65535:
+        raise NotImplementedError(f"cuda sdpa_causal_cache: {rows} query rows are too many")
+    codes = [ctype(x.dtype).code for x in (q, k, v, starts, ends)]
+    fn.launch((nsplit, grid_y, 1), (32 * ks.ROWS_PER_BLOCK,),
+              (_ptr(q), _ptr(k), _ptr(v), _ptr(starts), _ptr(ends), _ptr(part), _ptr(stats),
+               *codes, rows, hq, hq // hkv, sq, length, d, dv, *q.strides, *k.strides,
+               *v.strides, starts.strides[0], ends.strides[0], float(scale), window,
+               nsplit))  # fmt: skip
+    merge = launcher.function(index, name + "_merge", src, "@QQQqq")
+    merge.launch((rows,), (min(256, max(32, -(-dv // 32) * 32)),),
+                 (_ptr(part), _ptr(stats), _ptr(out), nsplit, dv))  # fmt: skip
+
+
+def register(provider: KernelProvider) -> None:
+    """Add the decode-step kernels to `provider`."""
+    for op, fn in (("embedding", embedding), ("rope_at_inplace", rope_at_inplace),
+                   ("kv_cache_write", kv_cache_write),
+                   ("sdpa_causal_cache", sdpa_causal_cache)):  # fmt: skip
+        provider.add(op, fn, (*FLOATS, *INDEX))

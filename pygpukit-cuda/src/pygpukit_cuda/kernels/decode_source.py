@@ -1,0 +1,235 @@
+"""CUDA C of the decode-step ops: embedding rows, RoPE at device positions, KV-cache
+writes at device slots, and split-key attention over a cache (flash-decoding).
+
+Index arrays are read with ``pgk_load_i64`` (int32 or int64 by dtype code). No kernel
+here can raise: an out-of-range index leaves its elements alone (a NaN row for an
+embedding id), because these kernels run inside captured CUDA graphs.
+
+Attention over the cache: one warp per query row and key chunk (``CHUNK`` slots). The 32
+lanes take 32 keys at a time (each lane one key's full dot product against the query row
+in shared memory), the warp keeps an online softmax (running max and sum), then the lanes
+switch to the value dims for P @ V. Each (row, chunk) writes an unnormalised partial
+(output, max, sum); a second kernel merges the chunks of each row. Chunks past a row's
+valid range exit at once, so one launch shape serves every step of a growing cache.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from pygpukit.core import dtypes as dt
+
+from .ctypes_table import ctype, load_any
+from .preamble import PREAMBLE
+
+#: cache slots per (row, chunk) warp, the most head_dim / v_dim, rows per block
+CHUNK = 128
+MAX_DIM = 256
+ROWS_PER_BLOCK = 4
+
+_EMBED = r"""
+extern "C" __global__ void %(name)s(char* out, const char* w, const char* ids, long long n,
+    long long H, long long V, long long wr, long long wc, int icode) {
+  PGK_GRID_LOOP(i, n * H) {
+    long long r = i / H, c = i %% H;
+    long long id = pgk_load_i64(ids + r * %(isize)s, icode);
+    char* o = out + i * %(size)d;
+    if (id < 0 || id >= V) { pgk_st_%(T)s(o, (%(M)s)__int_as_float(0x7fc00000)); continue; }
+    pgk_st_%(T)s(o, pgk_ld_%(T)s(w + id * wr + c * wc));
+  }
+}
+"""
+
+_ROPE_AT = r"""
+extern "C" __global__ void %(name)s(char* x, const char* cs, const char* sn, const char* pos,
+    long long B, long long S, long long H, long long half, long long P,
+    long long xb, long long xs, long long xh, long long xd,
+    long long cr, long long cc, long long sr, long long sc, long long pb, long long ps,
+    int ccode, int scode, int pcode) {
+  typedef %(C)s T;
+  PGK_GRID_LOOP(i, B * S * H * half) {
+    long long d = i %% half, rest = i / half;
+    long long h = rest %% H; rest /= H;
+    long long s = rest %% S, b = rest / S;
+    long long p = pgk_load_i64(pos + b * pb + s * ps, pcode);
+    if (p < 0 || p >= P) continue;
+    char* p1 = x + b * xb + s * xs + h * xh + d * xd;
+    char* p2 = p1 + half * xd;
+    T x1 = (T)pgk_ld_%(X)s(p1), x2 = (T)pgk_ld_%(X)s(p2);
+    T c = pgk_load_as_%(CN)s(cs + p * cr + d * cc, ccode);
+    T sn_ = pgk_load_as_%(CN)s(sn + p * sr + d * sc, scode);
+    pgk_st_%(X)s(p1, (%(XM)s)(x1 * c - x2 * sn_));
+    pgk_st_%(X)s(p2, (%(XM)s)(x2 * c + x1 * sn_));
+  }
+}
+"""
+
+_KV_WRITE = r"""
+extern "C" __global__ void %(name)s(char* cache, const char* src, const char* slots,
+    long long B, long long H, long long S, long long D, long long L,
+    long long cb, long long ch, long long cl, long long cd,
+    long long nb, long long nh, long long ns, long long nd, long long sb, int ncode, int scode) {
+  PGK_GRID_LOOP(i, B * H * S * D) {
+    long long d = i %% D, rest = i / D;
+    long long s = rest %% S; rest /= S;
+    long long h = rest %% H, b = rest / H;
+    long long t = pgk_load_i64(slots + b * sb, scode) + s;
+    if (t < 0 || t >= L) continue;
+    %(M)s v = pgk_load_as_%(T)s(src + b * nb + h * nh + s * ns + d * nd, ncode);
+    pgk_st_%(T)s(cache + b * cb + h * ch + t * cl + d * cd, v);
+  }
+}
+"""
+
+_ATTEND = r"""
+extern "C" __global__ void __launch_bounds__(128) %(name)s(
+    const char* q, const char* k, const char* v, const char* starts, const char* ends,
+    %(C)s* part, %(C)s* stats, int cq, int ck, int cv, int cst, int cen,
+    long long rows, long long Hq, long long G, long long Sq, long long L, long long D,
+    long long Dv, long long qb, long long qh, long long qs, long long qd,
+    long long kb, long long kh, long long ks, long long kd,
+    long long vb, long long vh, long long vs, long long vd,
+    long long stb, long long enb, double scale_d, long long window, long long nsplit) {
+  typedef %(C)s T;
+  const T NEG_INF = -(T)__int_as_float(0x7f800000);
+  __shared__ T qsh[%(R)d][%(MAXD)d];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const long long r = (long long)blockIdx.y * %(R)d + warp, split = blockIdx.x;
+  if (r >= rows) return;  // warps are independent: no block barrier below
+  const long long i = r %% Sq, bh = r / Sq, h = bh %% Hq, b = bh / Hq, hk = h / G;
+  const long long end = pgk_load_i64(ends + b * enb, cen);
+  const long long start = pgk_load_i64(starts + b * stb, cst);
+  const long long slot = end - Sq + i;  // this query's own slot
+  long long lo = split * %(CHUNK)d, hi = lo + %(CHUNK)d;
+  if (start > lo) lo = start;
+  if (window > 0 && slot - window + 1 > lo) lo = slot - window + 1;
+  if (slot + 1 < hi) hi = slot + 1;
+  if (L < hi) hi = L;
+  const T scale = (T)scale_d;
+  const char* qp = q + b * qb + h * qh + i * qs;
+  for (long long d = lane; d < D; d += 32)
+    qsh[warp][d] = pgk_load_as_%(CN)s(qp + d * qd, cq) * scale;
+  __syncwarp();
+  T m = NEG_INF, l = (T)0, acc[%(MAXD)d / 32];
+  #pragma unroll
+  for (int t = 0; t < %(MAXD)d / 32; ++t) acc[t] = (T)0;
+  const char* kp = k + b * kb + hk * kh;
+  const char* vp = v + b * vb + hk * vh;
+  for (long long j0 = lo; j0 < hi; j0 += 32) {
+    const long long j = j0 + lane;
+    T s = NEG_INF;
+    if (j < hi) {
+      const char* kr = kp + j * ks;
+      T dot = (T)0;
+      for (long long d = 0; d < D; ++d) dot += qsh[warp][d] * pgk_load_as_%(CN)s(kr + d * kd, ck);
+      s = dot;
+    }
+    T mt = s;
+    #pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+      T other = __shfl_xor_sync(0xffffffffu, mt, o);
+      mt = other > mt ? other : mt;
+    }
+    const T m_new = m > mt ? m : mt;  // finite: lane 0's key is in range
+    const T p = j < hi ? %(exp)s(s - m_new) : (T)0;
+    const T alpha = m == NEG_INF ? (T)0 : %(exp)s(m - m_new);
+    T ps = p;
+    #pragma unroll
+    for (int o = 16; o > 0; o >>= 1) ps += __shfl_xor_sync(0xffffffffu, ps, o);
+    l = l * alpha + ps;
+    m = m_new;
+    #pragma unroll
+    for (int t = 0; t < %(MAXD)d / 32; ++t) acc[t] *= alpha;
+    const int n = (int)(hi - j0 < 32 ? hi - j0 : 32);
+    for (int jj = 0; jj < n; ++jj) {
+      const T pj = __shfl_sync(0xffffffffu, p, jj);
+      const char* vr = vp + (j0 + jj) * vs;
+      #pragma unroll
+      for (int t = 0; t < %(MAXD)d / 32; ++t) {
+        const long long d = lane + 32 * t;
+        if (d < Dv) acc[t] += pj * pgk_load_as_%(CN)s(vr + d * vd, cv);
+      }
+    }
+  }
+  T* pr = part + (r * nsplit + split) * Dv;
+  #pragma unroll
+  for (int t = 0; t < %(MAXD)d / 32; ++t) {
+    const long long d = lane + 32 * t;
+    if (d < Dv) pr[d] = acc[t];
+  }
+  if (lane == 0) {
+    stats[(r * nsplit + split) * 2] = m;
+    stats[(r * nsplit + split) * 2 + 1] = l;
+  }
+}
+
+extern "C" __global__ void %(name)s_merge(const %(C)s* part, const %(C)s* stats, char* out,
+                                          long long nsplit, long long Dv) {
+  typedef %(C)s T;
+  const long long r = blockIdx.x;
+  const T* st = stats + r * nsplit * 2;
+  T top = -(T)__int_as_float(0x7f800000);
+  for (long long s = 0; s < nsplit; ++s)
+    if (st[2 * s + 1] > (T)0 && st[2 * s] > top) top = st[2 * s];
+  T total = (T)0;
+  for (long long s = 0; s < nsplit; ++s)
+    if (st[2 * s + 1] > (T)0) total += st[2 * s + 1] * %(exp)s(st[2 * s] - top);
+  for (long long d = threadIdx.x; d < Dv; d += blockDim.x) {
+    T a = (T)0;
+    for (long long s = 0; s < nsplit; ++s)
+      if (st[2 * s + 1] > (T)0) a += part[(r * nsplit + s) * Dv + d] * %(exp)s(st[2 * s] - top);
+    pgk_st_%(O)s(out + (r * Dv + d) * %(osize)d, (%(OM)s)(total > (T)0 ? a / total : (T)0));
+  }
+}
+"""
+
+
+def _compute(*dtypes: dt.DataType) -> dt.DataType:
+    return dt.float64 if dt.float64 in dtypes else dt.float32
+
+
+@functools.cache
+def embed_kernel(w: dt.DataType, ids: dt.DataType) -> tuple[str, str]:
+    name = f"pgk_embed_{w.name}_{ids.name}"
+    body = _EMBED % {"name": name, "T": w.name, "M": ctype(w).math, "size": w.itemsize,
+                     "isize": ids.itemsize}  # fmt: skip
+    return name, PREAMBLE + body
+
+
+@functools.cache
+def rope_at_kernel(x: dt.DataType, comp: dt.DataType) -> tuple[str, str]:
+    name = f"pgk_rope_at_{x.name}_{comp.name}"
+    body = _ROPE_AT % {"name": name, "C": ctype(comp).math, "CN": comp.name, "X": x.name,
+                       "XM": ctype(x).math}  # fmt: skip
+    return name, PREAMBLE + load_any(comp) + body
+
+
+@functools.cache
+def kv_write_kernel(cache: dt.DataType) -> tuple[str, str]:
+    name = f"pgk_kv_write_{cache.name}"
+    body = _KV_WRITE % {"name": name, "T": cache.name, "M": ctype(cache).math}
+    return name, PREAMBLE + load_any(cache) + body
+
+
+@functools.cache
+def attend_kernel(out: dt.DataType) -> tuple[str, str]:
+    """(name of the chunk kernel, source); the merge kernel is name + '_merge'."""
+    comp = _compute(out)
+    name = f"pgk_sdpa_cache_{out.name}"
+    body = _ATTEND % {"name": name, "C": ctype(comp).math, "CN": comp.name, "O": out.name,
+                      "OM": ctype(out).math, "osize": out.itemsize, "R": ROWS_PER_BLOCK,
+                      "MAXD": MAX_DIM, "CHUNK": CHUNK,
+                      "exp": "exp" if comp is dt.float64 else "expf"}  # fmt: skip
+    return name, PREAMBLE + load_any(comp) + body
+
+
+FLOATS = (dt.float16, dt.bfloat16, dt.float32, dt.float64)
+
+
+def all_sources() -> list[tuple[str, str]]:
+    """Every built-in instance (the compile test builds each)."""
+    out = [embed_kernel(w, i) for w in FLOATS for i in (dt.int32, dt.int64)]
+    out += [rope_at_kernel(x, c) for x in FLOATS for c in (dt.float32, dt.float64)]
+    out += [kv_write_kernel(c) for c in FLOATS]
+    out += [attend_kernel(o) for o in FLOATS]
+    return out
