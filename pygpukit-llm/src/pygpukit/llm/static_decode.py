@@ -1,0 +1,165 @@
+"""StaticDecoder: one-token decode steps whose inputs live in device buffers, replayed
+from a CUDA graph on GPUs.
+
+Every step reads the token ids, position ids and cache slots from small device arrays
+and writes its keys and values into the preallocated KVCache at those slots, so one
+captured graph serves every step up to the cache's length. The step ends by choosing
+the greedy token on the device (argmax), feeding it back as the next step's input and
+advancing the counters: a greedy run needs no host work between steps except fetching
+the chosen ids. Sampling and penalties use the logits (the host draws, reproducibly
+from the seed) and upload the chosen ids before the next replay.
+
+Graphs need a CUDA device and a step with no host reads: Mixtral's router (the expert
+ids go to the host to group tokens) and dynamic RoPE (tables that change with the
+length) run the same step eagerly instead; so does the CPU.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pygpukit as gp
+from pygpukit import GPUArray
+
+from .kv_cache import KVCache
+from .layers import MoEMLP
+
+if TYPE_CHECKING:
+    from .model import CausalTransformerModel
+
+__all__ = ["StaticDecoder", "graph_refusal"]
+
+
+def graph_refusal(model: CausalTransformerModel) -> str | None:
+    """Why this model's decode step cannot be captured as a CUDA graph, or None if it can."""
+    if model.device.type != "cuda":
+        return f"CUDA graphs need a CUDA device; the model is on {model.device}"
+    if any(isinstance(b.mlp, MoEMLP) for b in model.blocks):
+        return "the MoE router groups tokens by expert on the host"
+    scaling = model.config.rope_scaling or {}
+    if scaling.get("rope_type", scaling.get("type")) == "dynamic":
+        return "dynamic RoPE scaling changes its tables with the sequence length"
+    return None
+
+
+def _device_array(values: np.ndarray, device: Any) -> GPUArray:
+    return gp.asarray(np.ascontiguousarray(values), device=device)
+
+
+class StaticDecoder:
+    """Decode steps of `model` over `cache` (filled by a prefill through `model(...)`).
+
+    ``step(tokens)`` feeds one token per row (host ids, or None to feed the ids the
+    previous step chose on the device) and returns the step's (logits, chosen ids) as
+    device arrays; they are overwritten by the next step. With ``use_graph`` the second
+    step captures a CUDA graph (the first runs eagerly and compiles every kernel) and
+    later steps replay it.
+    """
+
+    def __init__(self, model: CausalTransformerModel, cache: KVCache,
+                 use_graph: bool = True) -> None:  # fmt: skip
+        self.model, self.cache = model, cache
+        self.refusal = graph_refusal(model) if use_graph else "use_graph=False"
+        self.use_graph = self.refusal is None
+        scaling = model.config.rope_scaling or {}
+        if scaling.get("rope_type", scaling.get("type")) == "dynamic":
+            raise ValueError("StaticDecoder: dynamic RoPE scaling needs the eager decode path")
+        batch, device = cache.batch, model.device
+        self.tokens = gp.zeros((batch, 1), dtype=gp.int64, device=device)
+        self.positions = gp.zeros((batch, 1), dtype=gp.int64, device=device)
+        self.slots = gp.zeros((batch,), dtype=gp.int32, device=device)
+        self.ends = gp.zeros((batch,), dtype=gp.int32, device=device)
+        self.starts = gp.zeros((batch,), dtype=gp.int32, device=device)
+        self.window = int(model.config.sliding_window or 0)
+        self.cos = self.sin = None
+        if model.rope is not None:
+            # a slot index bounds every position (left padding only lowers positions)
+            c, s = model.rope.table(np.arange(cache.max_length), cache.max_length)
+            self.cos, self.sin = _device_array(c, device), _device_array(s, device)
+            if model.dtype not in (gp.float32, gp.float64):  # as the eager path rounds them
+                self.cos, self.sin = self.cos.astype(model.dtype), self.sin.astype(model.dtype)
+        self._graph: Any = None
+        self._out: tuple[GPUArray, GPUArray] | None = None
+        self._steps = 0
+        self.sync_from_cache()
+
+    @property
+    def graph_captured(self) -> bool:
+        return self._graph is not None
+
+    def sync_from_cache(self) -> None:
+        """Point the device counters at the cache's host bookkeeping (after a prefill)."""
+        c = self.cache
+        if c.length == 0 or not c.valid[:, : c.length].any(axis=1).all():
+            raise ValueError("StaticDecoder: prefill the cache (every row needs a token) first")
+        first = c.valid[:, : c.length].argmax(axis=1)
+        self.starts[...] = _device_array(first.astype(np.int32), self.model.device)
+        self.slots[...] = _device_array(np.full(c.batch, c.length, np.int32), self.model.device)
+        self.ends[...] = self.slots + 1
+        self.positions[...] = _device_array(c.next_position[:, None], self.model.device)
+
+    # -- one step ------------------------------------------------------------------------
+    def step(self, tokens: np.ndarray | None = None) -> tuple[GPUArray, GPUArray]:
+        """Run one step; returns (logits (batch, vocab), greedy ids (batch,)) on the device."""
+        c = self.cache
+        if c.length >= c.max_length:
+            raise ValueError(f"StaticDecoder: the cache's {c.max_length} slots are all used")
+        limit, last = self.model.config.max_position_embeddings, int(c.next_position.max())
+        if self.model.position_embed is not None and last >= limit:
+            raise ValueError(f"position {last} is past the model's {limit} learned positions")
+        if tokens is not None:
+            ids = np.asarray(tokens, dtype=np.int64).reshape(c.batch, 1)
+            if ((ids < 0) | (ids >= self.model.config.vocab_size)).any():
+                raise IndexError(f"token ids {ids.ravel().tolist()} outside the vocabulary")
+            self.tokens[...] = _device_array(ids, self.model.device)
+        elif self._steps == 0:
+            raise ValueError("StaticDecoder: the first step needs the tokens to feed")
+        if self._graph is not None:
+            self._graph.replay()
+        elif self.use_graph and self._steps >= 1:
+            g = gp.cuda.Graph(self.model.device.index)
+            try:
+                with gp.cuda.graph(g):
+                    out = self._forward()
+            except RuntimeError as exc:  # something in the step reads the host: stay eager
+                self.use_graph, self.refusal = False, f"capture failed: {exc}"
+                self._out = self._forward()
+            else:
+                self._graph, self._out = g, out
+                g.replay()
+        else:
+            self._out = self._forward()
+        self._steps += 1
+        # the host's view of the cache follows the device counters
+        c.valid[:, c.length] = True
+        c.next_position += 1
+        c.length += 1
+        assert self._out is not None
+        return self._out
+
+    def _forward(self) -> tuple[GPUArray, GPUArray]:
+        """The captured work: one token per row through every layer, argmax, advance."""
+        m, cache = self.model, self.cache
+        batch = cache.batch
+        x = gp.embedding(m.embed, self.tokens.reshape((batch,)))
+        if m.position_embed is not None:
+            x = x + gp.embedding(m.position_embed, self.positions.reshape((batch,)))
+        for i, block in enumerate(m.blocks):
+            q, k, v = block.attn.project(block.attn_norm(x), batch, 1)
+            if self.cos is not None and self.sin is not None:
+                gp.rope_at_inplace(q, k, self.cos, self.sin, self.positions)
+            keys, values = cache.keys[i], cache.values[i]
+            gp.kv_cache_write(keys, k.transpose(0, 2, 1, 3), self.slots)
+            gp.kv_cache_write(values, v.transpose(0, 2, 1, 3), self.slots)
+            attn = gp.sdpa_causal_cache(q.transpose(0, 2, 1, 3), keys, values, self.starts,
+                                        self.ends, window=self.window)  # fmt: skip
+            x = x + block.attn.output(attn, batch, 1)
+            x = x + block.mlp(block.mlp_norm(x))
+        logits = m.final_norm(x) @ m.lm_head
+        chosen = gp.argmax(logits, axis=-1)
+        self.tokens[...] = chosen.reshape((batch, 1))
+        self.positions[...] = self.positions + 1
+        self.slots[...] = self.slots + 1
+        self.ends[...] = self.ends + 1
+        return logits, chosen
