@@ -22,11 +22,12 @@ import numpy as np
 import pygpukit as gp
 from pygpukit import GPUArray
 
+from .fusion import FusedLayer, fuse_projections
 from .kv_cache import KVCache
-from .layers import MoEMLP
+from .layers import MoEMLP, _activate
 
 if TYPE_CHECKING:
-    from .model import CausalTransformerModel
+    from .model import Block, CausalTransformerModel
 
 __all__ = ["StaticDecoder", "graph_refusal"]
 
@@ -79,6 +80,9 @@ class StaticDecoder:
             self.cos, self.sin = _device_array(c, device), _device_array(s, device)
             if model.dtype not in (gp.float32, gp.float64):  # as the eager path rounds them
                 self.cos, self.sin = self.cos.astype(model.dtype), self.sin.astype(model.dtype)
+        # one matmul for q/k/v and one for gate/up per layer (the weights are rebound to
+        # views of the fused arrays, so the model's eager path reads the same memory)
+        self.fused = fuse_projections(model)
         self._graph: Any = None
         self._out: tuple[GPUArray, GPUArray] | None = None
         self._steps = 0
@@ -138,6 +142,22 @@ class StaticDecoder:
         assert self._out is not None
         return self._out
 
+    def _project(self, block: Block, h: GPUArray,
+                 fused: FusedLayer | None) -> tuple[GPUArray, GPUArray, GPUArray]:  # fmt: skip
+        """q (B, 1, Hq, D), k and v (B, 1, Hkv, D): column views of one fused product."""
+        attn, batch = block.attn, self.cache.batch
+        if fused is None:
+            return attn.project(h, batch, 1)
+        c = self.model.config
+        y = fused.qkv(h)
+        a, b = fused.qkv_split
+        q = y[:, :a].reshape((batch, 1, c.num_heads, -1))
+        k = y[:, a:b].reshape((batch, 1, c.num_kv_heads, -1))
+        v = y[:, b:].reshape((batch, 1, c.num_kv_heads, -1))
+        if attn.q_norm is not None and attn.k_norm is not None:
+            q, k = attn.q_norm(q), attn.k_norm(k)
+        return q, k, v
+
     def _forward(self) -> tuple[GPUArray, GPUArray]:
         """The captured work: one token per row through every layer, argmax, advance."""
         m, cache = self.model, self.cache
@@ -146,7 +166,8 @@ class StaticDecoder:
         if m.position_embed is not None:
             x = x + gp.embedding(m.position_embed, self.positions.reshape((batch,)))
         for i, block in enumerate(m.blocks):
-            q, k, v = block.attn.project(block.attn_norm(x), batch, 1)
+            fused = self.fused[i] if self.fused is not None else None
+            q, k, v = self._project(block, block.attn_norm(x), fused)
             if self.cos is not None and self.sin is not None:
                 gp.rope_at_inplace(q, k, self.cos, self.sin, self.positions)
             keys, values = cache.keys[i], cache.values[i]
@@ -155,7 +176,13 @@ class StaticDecoder:
             attn = gp.sdpa_causal_cache(q.transpose(0, 2, 1, 3), keys, values, self.starts,
                                         self.ends, window=self.window)  # fmt: skip
             x = x + block.attn.output(attn, batch, 1)
-            x = x + block.mlp(block.mlp_norm(x))
+            h = block.mlp_norm(x)
+            if fused is not None and fused.gate_up is not None:
+                assert not isinstance(block.mlp, MoEMLP)
+                gu, n = fused.gate_up(h), fused.gate_columns
+                x = x + block.mlp.down(_activate(gu[:, :n], block.mlp.activation) * gu[:, n:])
+            else:
+                x = x + block.mlp(h)
         logits = m.final_norm(x) @ m.lm_head
         chosen = gp.argmax(logits, axis=-1)
         self.tokens[...] = chosen.reshape((batch, 1))
