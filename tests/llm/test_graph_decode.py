@@ -112,3 +112,41 @@ def test_graph_decode_equals_reference_on_cuda(family: str, tmp_path: Path) -> N
     prompts = [_prompt(41, 6), _prompt(42, 3)]
     batch = model.generate(prompts, max_new_tokens=10, stop_token_ids=[])
     assert batch == model.generate(prompts, max_new_tokens=10, stop_token_ids=[], use_graph=False)
+
+
+def test_device_sampling_draws_as_the_host_path() -> None:
+    from pygpukit.llm.device_sampling import sample_on_device
+    from pygpukit.llm.sampling import SamplingParams, choose_tokens
+
+    rng = np.random.default_rng(50)
+    logits = rng.standard_normal((6, 300)).astype(np.float32) * 3
+    device_logits = gp.asarray(logits)
+    for params in (SamplingParams(True, 0.7), SamplingParams(True, 1.3, top_k=20),
+                   SamplingParams(True, 1.0, top_p=0.8), SamplingParams(True, 0.9, min_p=0.05),
+                   SamplingParams(True, 0.8, top_k=50, top_p=0.9, min_p=0.02)):  # fmt: skip
+        host_rng, device_rng = np.random.default_rng(7), np.random.default_rng(7)
+        same = 0
+        for _ in range(40):
+            want = choose_tokens(logits, params, host_rng, [np.array([], np.int64)] * 6)
+            got = sample_on_device(device_logits, params, device_rng).to_numpy()
+            same += int((got == want).sum())
+        assert same >= 238, (params, same)  # of 240: float32 may move a boundary draw
+
+
+def test_generate_samples_on_the_device_path(tmp_path: Path) -> None:
+    make_checkpoint(tmp_path, "llama", seed=51)
+    model = load_model_from_safetensors(tmp_path, dtype="float32", device="cpu", progress=False)
+    opts = dict(max_new_tokens=10, stop_token_ids=[], temperature=0.9, top_k=8, seed=3)
+    host = model.generate(_prompt(52), use_graph=False, **opts)
+    device = model.generate(_prompt(52), use_graph=True, sample_on_device=True, **opts)
+    assert device == host
+
+
+@pytest.mark.gpu
+@no_gpu
+def test_device_sampling_on_cuda_matches_the_host_draws(tmp_path: Path) -> None:
+    _checkpoint(tmp_path, "qwen2", seed=53)
+    model = load_model_from_safetensors(tmp_path, dtype="float32", device="cuda", progress=False)
+    opts = dict(max_new_tokens=24, stop_token_ids=[], temperature=0.8, top_p=0.9, seed=5)
+    device = model.generate(_prompt(54), sample_on_device=True, **opts)
+    assert device == model.generate(_prompt(54), sample_on_device=False, **opts)

@@ -36,18 +36,23 @@ def embedding(weight: GPUArray, ids: GPUArray, out: GPUArray) -> None:
 def rope_at_inplace(q: GPUArray, k: GPUArray, cos: GPUArray, sin: GPUArray,
                     positions: GPUArray) -> None:  # fmt: skip
     comp = ks._compute(q.dtype, k.dtype, cos.dtype, sin.dtype)
-    for x in (q, k):
-        if x.size == 0:
+    # one launch for q and k when they share a dtype (a decode step's usual case)
+    groups = [(q, k)] if q.dtype is k.dtype else [(q, None), (k, None)]
+    for x0, x1 in groups:
+        heads1 = x1.shape[2] if x1 is not None and x1.size else 0
+        if x0.size == 0 and heads1 == 0:
             continue
-        b, s, h, d = x.shape
-        name, src = ks.rope_at_kernel(x.dtype, comp)
-        index = x.device.index
-        fn = launcher.function(index, name, src, "@QQQQ" + "q" * 15 + "iii")
-        fn.launch(_grid(index, b * s * h * (d // 2)), (BLOCK,),
-                  (_ptr(x), _ptr(cos), _ptr(sin), _ptr(positions), b, s, h, d // 2,
-                   cos.shape[0], *x.strides, *cos.strides, *sin.strides, *positions.strides,
-                   ctype(cos.dtype).code, ctype(sin.dtype).code,
-                   ctype(positions.dtype).code))  # fmt: skip
+        b, s, _, d = x0.shape
+        heads0 = x0.shape[2] if x0.size else 0
+        other = x1 if x1 is not None else x0
+        name, src = ks.rope_at_kernel(x0.dtype, comp)
+        index = x0.device.index
+        fn = launcher.function(index, name, src, "@QQQQQ" + "q" * 20 + "iii")
+        fn.launch(_grid(index, b * s * (heads0 + heads1) * (d // 2)), (BLOCK,),
+                  (_ptr(x0), _ptr(other), _ptr(cos), _ptr(sin), _ptr(positions), b, s, heads0,
+                   heads1, d // 2, cos.shape[0], *x0.strides, *other.strides, *cos.strides,
+                   *sin.strides, *positions.strides, ctype(cos.dtype).code,
+                   ctype(sin.dtype).code, ctype(positions.dtype).code))  # fmt: skip
 
 
 def kv_cache_write(cache: GPUArray, new: GPUArray, slots: GPUArray) -> None:

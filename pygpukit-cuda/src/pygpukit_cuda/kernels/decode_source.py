@@ -41,25 +41,29 @@ extern "C" __global__ void %(name)s(char* out, const char* w, const char* ids, l
 """
 
 _ROPE_AT = r"""
-extern "C" __global__ void %(name)s(char* x, const char* cs, const char* sn, const char* pos,
-    long long B, long long S, long long H, long long half, long long P,
-    long long xb, long long xs, long long xh, long long xd,
+// q and k in one launch: heads [0, H0) are x0's (q), heads [H0, H0 + H1) x1's (k)
+extern "C" __global__ void %(name)s(char* x0, char* x1, const char* cs, const char* sn,
+    const char* pos, long long B, long long S, long long H0, long long H1, long long half,
+    long long P, long long ab, long long as, long long ah, long long ad,
+    long long bb, long long bs, long long bh, long long bd,
     long long cr, long long cc, long long sr, long long sc, long long pb, long long ps,
     int ccode, int scode, int pcode) {
   typedef %(C)s T;
+  const long long H = H0 + H1;
   PGK_GRID_LOOP(i, B * S * H * half) {
     long long d = i %% half, rest = i / half;
     long long h = rest %% H; rest /= H;
     long long s = rest %% S, b = rest / S;
     long long p = pgk_load_i64(pos + b * pb + s * ps, pcode);
     if (p < 0 || p >= P) continue;
-    char* p1 = x + b * xb + s * xs + h * xh + d * xd;
-    char* p2 = p1 + half * xd;
-    T x1 = (T)pgk_ld_%(X)s(p1), x2 = (T)pgk_ld_%(X)s(p2);
+    char* p1 = h < H0 ? x0 + b * ab + s * as + h * ah + d * ad
+                      : x1 + b * bb + s * bs + (h - H0) * bh + d * bd;
+    char* p2 = p1 + half * (h < H0 ? ad : bd);
+    T x1v = (T)pgk_ld_%(X)s(p1), x2v = (T)pgk_ld_%(X)s(p2);
     T c = pgk_load_as_%(CN)s(cs + p * cr + d * cc, ccode);
     T sn_ = pgk_load_as_%(CN)s(sn + p * sr + d * sc, scode);
-    pgk_st_%(X)s(p1, (%(XM)s)(x1 * c - x2 * sn_));
-    pgk_st_%(X)s(p2, (%(XM)s)(x2 * c + x1 * sn_));
+    pgk_st_%(X)s(p1, (%(XM)s)(x1v * c - x2v * sn_));
+    pgk_st_%(X)s(p2, (%(XM)s)(x2v * c + x1v * sn_));
   }
 }
 """

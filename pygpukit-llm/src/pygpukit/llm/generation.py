@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .device_sampling import sample_on_device
 from .sampling import SamplingParams, choose_tokens
 from .static_decode import StaticDecoder
 
@@ -41,6 +42,9 @@ class GenerationConfig:
     #: decode through a StaticDecoder replayed from a CUDA graph; None: on CUDA devices
     #: (models it cannot capture run the same static step eagerly), False: the eager path
     use_graph: bool | None = None
+    #: with the static decoder, draw samples on the device (float32; see device_sampling)
+    #: instead of copying the logits to the host; None: on CUDA devices
+    sample_on_device: bool | None = None
 
     @classmethod
     def build(cls, config: GenerationConfig | None, options: dict[str, Any]) -> GenerationConfig:
@@ -136,6 +140,12 @@ def _decode_steps(
     decoder = _static_decoder(model, cache, cfg)
     # greedy without penalties: the device chooses and feeds back; the host reads the ids
     on_device = decoder is not None and not params.do_sample and params.repetition_penalty == 1
+    device_draws = (
+        decoder is not None
+        and params.do_sample
+        and params.repetition_penalty == 1
+        and (cfg.sample_on_device or (cfg.sample_on_device is None and model.device.type == "cuda"))
+    )
     chosen: Any = None
     seen = [np.asarray(r, dtype=np.int64) for r in rows]
     generated: list[list[int]] = [[] for _ in rows]
@@ -163,6 +173,8 @@ def _decode_steps(
             logits = model(tokens[:, None], cache, last_only=True).to_numpy()
         elif on_device:
             chosen = decoder.step(tokens if step == 0 else None)[1]
+        elif device_draws:
+            chosen = sample_on_device(decoder.step(tokens)[0], params, rng)
         else:
             logits = decoder.step(tokens)[0].to_numpy()
 
