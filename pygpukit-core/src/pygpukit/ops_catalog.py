@@ -158,6 +158,8 @@ _TABLE: list[tuple[str, str, str, str, str]] = [
      "cache[b, :, slots[b] + s] = new[b, :, s]"),
     ("sdpa_causal_cache", "decode", "(q, k, v, starts, ends, out, scale, window)", "None",
      "causal attention over cache slots [starts[b], ends[b]), optional sliding window"),
+    ("gather_matmul", "decode", "(x, weights, ids, out)", "None",
+     "out[t] = weights[ids[t]] @ x[t] (per-row expert matrices)"),
 ]  # fmt: skip
 
 _conventions: dict[str, Convention] = {

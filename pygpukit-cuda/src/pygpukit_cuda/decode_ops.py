@@ -97,9 +97,25 @@ def sdpa_causal_cache(q: GPUArray, k: GPUArray, v: GPUArray, starts: GPUArray, e
                  (_ptr(part), _ptr(stats), _ptr(out), nsplit, dv))  # fmt: skip
 
 
+def gather_matmul(x: GPUArray, weights: GPUArray, ids: GPUArray, out: GPUArray) -> None:
+    # a warp per output: memory-bound work for the few rows of a decode step
+    t, k = x.shape
+    e, n, _ = weights.shape
+    name, src = ks.gather_matmul_kernel(out.dtype)
+    index = out.device.index
+    fn = launcher.function(index, name, src, "@QQQQ" + "q" * 10 + "iii")
+    if t > 65535:
+        raise NotImplementedError(f"cuda gather_matmul: {t} rows are over 65535")
+    fn.launch((-(-n // 8), t, 1), (256,),
+              (_ptr(out), _ptr(x), _ptr(weights), _ptr(ids), t, n, k, e, *x.strides,
+               *weights.strides, ids.strides[0], ctype(x.dtype).code,
+               ctype(weights.dtype).code, ctype(ids.dtype).code))  # fmt: skip
+
+
 def register(provider: KernelProvider) -> None:
     """Add the decode-step kernels to `provider`."""
     for op, fn in (("embedding", embedding), ("rope_at_inplace", rope_at_inplace),
                    ("kv_cache_write", kv_cache_write),
-                   ("sdpa_causal_cache", sdpa_causal_cache)):  # fmt: skip
+                   ("sdpa_causal_cache", sdpa_causal_cache),
+                   ("gather_matmul", gather_matmul)):  # fmt: skip
         provider.add(op, fn, (*FLOATS, *INDEX))

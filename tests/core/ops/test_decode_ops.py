@@ -224,3 +224,45 @@ def test_sdpa_cache_bad_input() -> None:
         gp.sdpa_causal_cache(gp.ones((1, 2, 1, 4)), k, k, idx, idx, window=-1)
     with pytest.raises(TypeError, match="int32 or int64"):
         gp.sdpa_causal_cache(gp.ones((1, 2, 1, 4)), k, k, gp.ones((1,)), idx)
+
+
+# -- gather_matmul ---------------------------------------------------------------------
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float64"])
+def test_gather_matmul_rows_through_their_groups(device: str, dtype: str) -> None:
+    rng = np.random.default_rng(8)
+    x = _put(rng.standard_normal((7, 40)), dtype, device)
+    w = _put(rng.standard_normal((4, 33, 40)), dtype, device)
+    ids = rng.integers(0, 4, 7)
+    got = gp.gather_matmul(x, w, gp.asarray(ids.astype(np.int32), device=device))
+    xs, ws = _back(x), _back(w)
+    want = np.stack([ws[g] @ xs[t] for t, g in enumerate(ids)])
+    assert got.shape == (7, 33) and got.dtype == x.dtype
+    assert _rel(_back(got), want) <= max(TOL[dtype], 1e-6)
+    # strided operands: a column slice of x and transposed expert storage
+    wide = _put(rng.standard_normal((7, 50)), dtype, device)[:, 5:45]
+    wt = _put(rng.standard_normal((4, 40, 33)), dtype, device).transpose(0, 2, 1)
+    got = gp.gather_matmul(wide, wt, gp.asarray(ids, device=device))
+    want = np.stack([_back(wt)[g] @ _back(wide)[t] for t, g in enumerate(ids)])
+    assert _rel(_back(got), want) <= max(TOL[dtype], 1e-6)
+
+
+@settings(max_examples=20, deadline=None)
+@given(rows=st.integers(1, 9), groups=st.integers(1, 4), n=st.integers(1, 12),
+       k=st.integers(1, 70), seed=st.integers(0, 99))  # fmt: skip
+def test_gather_matmul_property(rows: int, groups: int, n: int, k: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    x, w = rng.standard_normal((rows, k)), rng.standard_normal((groups, n, k))
+    ids = rng.integers(0, groups, rows)
+    got = gp.gather_matmul(gp.asarray(x), gp.asarray(w), gp.asarray(ids)).to_numpy()
+    np.testing.assert_allclose(got, np.einsum("tnk,tk->tn", w[ids], x), rtol=1e-10, atol=1e-12)
+
+
+def test_gather_matmul_bad_input() -> None:
+    x, w = gp.ones((2, 4)), gp.ones((3, 5, 4))
+    with pytest.raises(IndexError, match="id 3 is outside"):
+        gp.gather_matmul(x, w, gp.asarray(np.array([0, 3])))
+    with pytest.raises(ValueError, match="features"):
+        gp.gather_matmul(gp.ones((2, 3)), w, gp.asarray(np.array([0, 1])))
+    with pytest.raises(ValueError, match="ids has shape"):
+        gp.gather_matmul(x, w, gp.asarray(np.array([0])))

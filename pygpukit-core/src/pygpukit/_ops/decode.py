@@ -26,6 +26,11 @@ Kernel calling conventions:
   ``t = ends[b] - Sq + i`` and sees keys ``j`` with ``starts[b] <= j <= t`` and, when
   ``window > 0``, ``t - j < window``; a query that sees no key gets zeros. GQA as
   ``sdpa_causal`` (query head ``h`` reads kv head ``h // (Hq // Hkv)``).
+- ``gather_matmul``: ``kernel(x, weights, ids, out)``: ``x (T, K)``, ``weights (E, N, K)``
+  (each group's matrix stored (out, in), as checkpoints keep linear weights), ``ids (T,)``,
+  ``out (T, N)`` contiguous of the promoted float dtype: ``out[t] = weights[ids[t]] @ x[t]``
+  (mixture-of-experts: each row through the expert the router chose for it). A bad id gives
+  a row of NaN on the GPU.
 """
 
 from __future__ import annotations
@@ -38,7 +43,9 @@ from .._array import GPUArray
 from .._promotion import promote_types
 from ._core import device_of, empty, kernel_on
 
-__all__ = ["embedding", "kv_cache_write", "rope_at_inplace", "sdpa_causal_cache"]
+__all__ = [
+    "embedding", "gather_matmul", "kv_cache_write", "rope_at_inplace", "sdpa_causal_cache",
+]  # fmt: skip
 
 
 def _array(op: str, name: str, x: Any) -> GPUArray:
@@ -210,4 +217,25 @@ def sdpa_causal_cache(
     out = empty((b, hq, sq, v.shape[3]), out_dtype, device)
     if out.size:
         fn(q, k, v, starts, ends, out, s, window)
+    return out
+
+
+def gather_matmul(x: GPUArray, weights: GPUArray, ids: GPUArray, /, *,
+                  backend: str | None = None) -> GPUArray:  # fmt: skip
+    """Row t of x (T, K) times the matrix weights[ids[t]] (E, N, K) transposed: (T, N)."""
+    op = "gather_matmul"
+    for name, a in (("x", x), ("weights", weights)):
+        _array(op, name, a)
+        _floating(op, name, a)
+    _ndim(op, "x", x, 2, "(rows, in_features)")
+    _ndim(op, "weights", weights, 3, "(groups, out_features, in_features)")
+    if weights.shape[2] != x.shape[1]:
+        raise ValueError(f"{op}: x {x.shape} has {x.shape[1]} features, weights {weights.shape} "
+                         f"take {weights.shape[2]}")  # fmt: skip
+    _index(op, "ids", ids, (x.shape[0],))
+    device = device_of(x, weights, ids)
+    fn = kernel_on(op, device, (x.dtype, weights.dtype, ids.dtype), backend)
+    out = empty((x.shape[0], weights.shape[1]), promote_types(x.dtype, weights.dtype), device)
+    if out.size:
+        fn(x, weights, ids, out)
     return out

@@ -188,6 +188,34 @@ extern "C" __global__ void %(name)s_merge(const %(C)s* part, const %(C)s* stats,
 """
 
 
+_GATHER_MM = r"""
+// one warp per output element (t, n): lanes stride over K, then a warp sum; 8 warps a block
+extern "C" __global__ void __launch_bounds__(256) %(name)s(char* out, const char* x,
+    const char* w, const char* ids, long long T, long long N, long long K, long long E,
+    long long xr, long long xc, long long we, long long wn, long long wk, long long ir,
+    int xcode, int wcode, int icode) {
+  typedef %(C)s T_;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const long long n = (long long)blockIdx.x * 8 + warp, t = blockIdx.y;
+  if (n >= N) return;
+  const long long e = pgk_load_i64(ids + t * ir, icode);
+  char* o = out + (t * N + n) * %(osize)d;
+  if (e < 0 || e >= E) {
+    if (lane == 0) pgk_st_%(O)s(o, (%(OM)s)__int_as_float(0x7fc00000));
+    return;
+  }
+  const char* xp = x + t * xr;
+  const char* wp = w + e * we + n * wn;
+  T_ acc = (T_)0;
+  for (long long k = lane; k < K; k += 32)
+    acc += pgk_load_as_%(CN)s(xp + k * xc, xcode) * pgk_load_as_%(CN)s(wp + k * wk, wcode);
+  #pragma unroll
+  for (int off = 16; off > 0; off >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, off);
+  if (lane == 0) pgk_st_%(O)s(o, (%(OM)s)acc);
+}
+"""
+
+
 def _compute(*dtypes: dt.DataType) -> dt.DataType:
     return dt.float64 if dt.float64 in dtypes else dt.float32
 
@@ -227,6 +255,15 @@ def attend_kernel(out: dt.DataType) -> tuple[str, str]:
     return name, PREAMBLE + load_any(comp) + body
 
 
+@functools.cache
+def gather_matmul_kernel(out: dt.DataType) -> tuple[str, str]:
+    comp = _compute(out)
+    name = f"pgk_gather_matmul_{out.name}"
+    body = _GATHER_MM % {"name": name, "C": ctype(comp).math, "CN": comp.name, "O": out.name,
+                         "OM": ctype(out).math, "osize": out.itemsize}  # fmt: skip
+    return name, PREAMBLE + load_any(comp) + body
+
+
 FLOATS = (dt.float16, dt.bfloat16, dt.float32, dt.float64)
 
 
@@ -236,4 +273,5 @@ def all_sources() -> list[tuple[str, str]]:
     out += [rope_at_kernel(x, c) for x in FLOATS for c in (dt.float32, dt.float64)]
     out += [kv_write_kernel(c) for c in FLOATS]
     out += [attend_kernel(o) for o in FLOATS]
+    out += [gather_matmul_kernel(o) for o in FLOATS]
     return out

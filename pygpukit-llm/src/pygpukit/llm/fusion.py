@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pygpukit as gp
+from pygpukit import GPUArray
 
-from .layers import DenseMLP, Linear
+from .layers import DenseMLP, Linear, MoEMLP
 
 if TYPE_CHECKING:
     from .model import CausalTransformerModel
@@ -31,6 +32,10 @@ class FusedLayer:
     qkv_split: tuple[int, int]  # end of q's columns, end of k's
     gate_up: Linear | None  # None: no gated dense MLP (GPT-2, MoE)
     gate_columns: int
+    #: MoE: every expert's gate and up rows stacked (E, 2F, H), and down (E, H, F), in
+    #: (out, in) storage for `gp.gather_matmul`; None for dense layers
+    experts_gate_up: GPUArray | None = None
+    experts_down: GPUArray | None = None
 
 
 def _fuse(parts: list[Linear]) -> tuple[Linear, list[Linear]] | None:
@@ -73,6 +78,33 @@ def fuse_projections(model: CausalTransformerModel) -> list[FusedLayer] | None:
             if pair is not None:
                 gate_up, (mlp.gate, mlp.up) = pair[0], pair[1]
                 gate_columns = mlp.gate.weight.shape[1]
-        out.append(FusedLayer(qkv, split, gate_up, gate_columns))
+        layer = FusedLayer(qkv, split, gate_up, gate_columns)
+        if isinstance(mlp, MoEMLP):
+            _stack_experts(mlp, layer)
+        out.append(layer)
     model.fused_layers = out  # type: ignore[attr-defined]
     return out
+
+
+def _stack_experts(mlp: MoEMLP, layer: FusedLayer) -> None:
+    """Stack the experts' weights (when none has a bias) and rebind them to views."""
+    experts = mlp.experts
+    if any(e.gate is None for e in experts):
+        return
+    linears = [lin for e in experts for lin in (e.gate, e.up, e.down)]
+    if any(lin is None or lin.bias is not None for lin in linears):
+        return
+    n_ff, hidden = experts[0].up.weight.shape[1], experts[0].up.weight.shape[0]
+
+    def rows(w: GPUArray) -> GPUArray:  # (in, out) view -> (1, out, in)
+        return w.mT.reshape((1, *w.mT.shape))
+
+    gate_up = gp.concat([gp.concat([rows(e.gate.weight), rows(e.up.weight)], axis=1)  # type: ignore[union-attr]
+                         for e in experts], axis=0)  # fmt: skip
+    down = gp.concat([rows(e.down.weight) for e in experts], axis=0)
+    for i, e in enumerate(experts):
+        e.gate = Linear(gate_up[i, :n_ff].mT)
+        e.up = Linear(gate_up[i, n_ff:].mT)
+        e.down = Linear(down[i].mT)
+    assert gate_up.shape[1:] == (2 * n_ff, hidden)
+    layer.experts_gate_up, layer.experts_down = gate_up, down

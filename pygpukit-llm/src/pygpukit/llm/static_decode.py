@@ -9,9 +9,10 @@ advancing the counters: a greedy run needs no host work between steps except fet
 the chosen ids. Sampling and penalties use the logits (the host draws, reproducibly
 from the seed) and upload the chosen ids before the next replay.
 
-Graphs need a CUDA device and a step with no host reads: Mixtral's router (the expert
-ids go to the host to group tokens) and dynamic RoPE (tables that change with the
-length) run the same step eagerly instead; so does the CPU.
+Mixtral's experts run as two `gp.gather_matmul` calls over stacked expert weights, with
+the top-k routing done by argmax on the device. Graphs need a CUDA device and a step with
+no host reads; dynamic RoPE (tables that change with the length) uses the eager path,
+and the CPU runs the same step eagerly.
 """
 
 from __future__ import annotations
@@ -36,8 +37,10 @@ def graph_refusal(model: CausalTransformerModel) -> str | None:
     """Why this model's decode step cannot be captured as a CUDA graph, or None if it can."""
     if model.device.type != "cuda":
         return f"CUDA graphs need a CUDA device; the model is on {model.device}"
-    if any(isinstance(b.mlp, MoEMLP) for b in model.blocks):
-        return "the MoE router groups tokens by expert on the host"
+    fused = getattr(model, "fused_layers", None)
+    for i, b in enumerate(model.blocks):
+        if isinstance(b.mlp, MoEMLP) and (fused is None or fused[i].experts_down is None):
+            return "the MoE experts are not stacked (the router would group tokens on the host)"
     scaling = model.config.rope_scaling or {}
     if scaling.get("rope_type", scaling.get("type")) == "dynamic":
         return "dynamic RoPE scaling changes its tables with the sequence length"
@@ -61,6 +64,9 @@ class StaticDecoder:
     def __init__(self, model: CausalTransformerModel, cache: KVCache,
                  use_graph: bool = True) -> None:  # fmt: skip
         self.model, self.cache = model, cache
+        # one matmul for q/k/v and one for gate/up per layer (the weights are rebound to
+        # views of the fused arrays, so the model's eager path reads the same memory)
+        self.fused = fuse_projections(model)
         self.refusal = graph_refusal(model) if use_graph else "use_graph=False"
         self.use_graph = self.refusal is None
         scaling = model.config.rope_scaling or {}
@@ -80,9 +86,9 @@ class StaticDecoder:
             self.cos, self.sin = _device_array(c, device), _device_array(s, device)
             if model.dtype not in (gp.float32, gp.float64):  # as the eager path rounds them
                 self.cos, self.sin = self.cos.astype(model.dtype), self.sin.astype(model.dtype)
-        # one matmul for q/k/v and one for gate/up per layer (the weights are rebound to
-        # views of the fused arrays, so the model's eager path reads the same memory)
-        self.fused = fuse_projections(model)
+        self._experts: GPUArray | None = None
+        if model.config.num_experts:
+            self._experts = gp.arange(model.config.num_experts, dtype=gp.int64, device=device)
         self._graph: Any = None
         self._out: tuple[GPUArray, GPUArray] | None = None
         self._steps = 0
@@ -158,6 +164,30 @@ class StaticDecoder:
             q, k = attn.q_norm(q), attn.k_norm(k)
         return q, k, v
 
+    def _moe(self, mlp: MoEMLP, fused: FusedLayer, h: GPUArray) -> GPUArray:
+        """Mixtral's sparse MLP on the device: softmax router, top-k by repeated argmax
+        (first index wins ties, as a stable descending sort), weights renormalised, each
+        (token, slot) row through its expert with gather_matmul."""
+        assert fused.experts_gate_up is not None and fused.experts_down is not None
+        assert self._experts is not None
+        batch, k = h.shape[0], mlp.top_k
+        probs = gp.softmax((h @ mlp.router).astype(gp.float32), axis=-1)  # (B, E)
+        left, ids, weights = probs, [], []
+        for _ in range(k):
+            pick = gp.argmax(left, axis=-1, keepdims=True)  # (B, 1)
+            weights.append(gp.max(left, axis=-1, keepdims=True))
+            ids.append(pick)
+            left = gp.where(self._experts[None, :] == pick, float("-inf"), left)
+        chosen = gp.concat(ids, axis=1).reshape((-1,))  # (B * k,): token-major slots
+        w = gp.concat(weights, axis=1)
+        w = (w / gp.sum(w, axis=-1, keepdims=True)).astype(h.dtype)  # (B, k)
+        rows = h[:, None, :].broadcast_to((batch, k, h.shape[1])).reshape((batch * k, -1))
+        gu = gp.gather_matmul(rows, fused.experts_gate_up, chosen)
+        n = fused.experts_gate_up.shape[1] // 2
+        act = _activate(gu[:, :n], mlp.experts[0].activation) * gu[:, n:]
+        y = gp.gather_matmul(act, fused.experts_down, chosen).reshape((batch, k, -1))
+        return gp.sum(y * w[:, :, None], axis=1)
+
     def _forward(self) -> tuple[GPUArray, GPUArray]:
         """The captured work: one token per row through every layer, argmax, advance."""
         m, cache = self.model, self.cache
@@ -177,7 +207,10 @@ class StaticDecoder:
                                         self.ends, window=self.window)  # fmt: skip
             x = x + block.attn.output(attn, batch, 1)
             h = block.mlp_norm(x)
-            if fused is not None and fused.gate_up is not None:
+            if fused is not None and fused.experts_down is not None:
+                assert isinstance(block.mlp, MoEMLP)
+                x = x + self._moe(block.mlp, fused, h)
+            elif fused is not None and fused.gate_up is not None:
                 assert not isinstance(block.mlp, MoEMLP)
                 gu, n = fused.gate_up(h), fused.gate_columns
                 x = x + block.mlp.down(_activate(gu[:, :n], block.mlp.activation) * gu[:, n:])

@@ -78,6 +78,14 @@ def sdpa_causal_cache(q: GPUArray, k: GPUArray, v: GPUArray, starts: GPUArray, e
         result[b] = res.reshape(hq, sq, -1)
 
 
+def gather_matmul(x: GPUArray, weights: GPUArray, ids: GPUArray, out: GPUArray) -> None:
+    groups = _indices("id", ids, weights.shape[0])
+    xs, ws, target = operand(x, out.dtype), operand(weights, out.dtype), view(out)
+    for g in np.unique(groups):  # one product per group, over the rows that chose it
+        rows = np.nonzero(groups == g)[0]
+        target[rows] = xs[rows] @ ws[g].T
+
+
 def register(provider: KernelProvider) -> None:
     """Add the decode-step kernels to the CPU provider."""
     index = (int32, int64)
@@ -85,3 +93,4 @@ def register(provider: KernelProvider) -> None:
     provider.add("rope_at_inplace", rope_at, (*FLOAT_DTYPES, *index))
     provider.add("kv_cache_write", kv_cache_write, (*FLOAT_DTYPES, *index))
     provider.add("sdpa_causal_cache", sdpa_causal_cache, (*FLOAT_DTYPES, *index))
+    provider.add("gather_matmul", gather_matmul, (*FLOAT_DTYPES, *index))
