@@ -79,3 +79,23 @@ def test_cpu_run_marks_decode_rows_missing(tmp_path: Path) -> None:
     assert code == 0
     rows = json.loads(path.read_text())["rows"]
     assert [r["status"] for r in rows] == [MISSING, MISSING]
+
+
+def test_prefill_row_and_the_transformers_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pygpukit.benchmark.cases import SpecialCase
+    from pygpukit.benchmark.llm_prefill import _hf_state, run_prefill
+
+    monkeypatch.setitem(L.SHAPES, "tiny", TINY)
+    case = SpecialCase("llm", "prefill", "tiny", "llm_prefill", {"shape": "tiny", "tokens": 12})
+    row = Row("llm", "prefill", "tiny")
+    run_prefill(case, Bench(device=gp.Device.parse("cpu"), peers=[]), row)
+    assert row.status == PASS and row.rate is not None and row.rate > 0
+    _, weights = L.build_model(TINY, gp.Device.parse("cpu"))
+
+    class Same:
+        from_dlpack = staticmethod(lambda a: a)
+
+    state = _hf_state(weights, TINY["layers"], Same)
+    assert len(state) == len(weights) == 2 + 1 + 9 * TINY["layers"]
+    assert state["model.layers.1.mlp.down_proj.weight"] is weights["d.1"]
+    assert state["lm_head.weight"] is weights["head"]

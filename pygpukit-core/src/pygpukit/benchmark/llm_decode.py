@@ -9,6 +9,7 @@ load time of a 2 GB checkpoint against reading its file.
   replay (a step with no host sync); the note adds the generate-style loop (fetching each
   token) and the percentage of the weight-streaming roofline (weight bytes read per step
   over the GPU's HBM bandwidth, from the table below by device name).
+- ``prefill``: one prompt of 2048 tokens beside transformers (``llm_prefill.py``).
 - ``load``: a Llama-shaped bf16 checkpoint of about 2 GB written to a temporary folder,
   loaded to the device by ``load_model_from_safetensors``, against reading the file's
   bytes (both after a first untimed pass, so both read from the page cache).
@@ -57,6 +58,10 @@ def cases(batches: list[int], load_mb: list[int], quick: bool = False) -> list[S
         for name in SHAPES if b == 1 and not quick else ("TinyLlama-1.1B",):
             out.append(SpecialCase("llm", "decode", f"{name} shape, bf16, batch {b}",
                                    "llm_decode", {"shape": name, "batch": b}))  # fmt: skip
+    if not quick:
+        for name in SHAPES:
+            out.append(SpecialCase("llm", "prefill", f"{name} shape, bf16, 2048 tokens",
+                                   "llm_prefill", {"shape": name, "tokens": 2048}))  # fmt: skip
     for mb in load_mb:
         out.append(SpecialCase("llm", "load", f"Llama-shaped bf16 checkpoint, {mb} MB",
                                "llm_load", {"mb": mb}))  # fmt: skip
@@ -91,6 +96,10 @@ def run_llm(case: SpecialCase, bench: Bench) -> Row:
     try:
         if case.kind == "llm_load":
             _load(bench, row, int(case.params["mb"]))
+        elif case.kind == "llm_prefill":
+            from .llm_prefill import run_prefill
+
+            run_prefill(case, bench, row)
         else:
             _decode(case, bench, row)
     except Exception as exc:  # report, don't crash
