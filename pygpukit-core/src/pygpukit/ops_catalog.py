@@ -160,6 +160,7 @@ _TABLE: list[tuple[str, str, str, str, str]] = [
      "causal attention over cache slots [starts[b], ends[b]), optional sliding window"),
     ("gather_matmul", "decode", "(x, weights, ids, out)", "None",
      "out[t] = weights[ids[t]] @ x[t] (per-row expert matrices)"),
+    ("silu_mul", "decode", "(gate, up, out)", "None", "silu(gate) * up in one pass"),
 ]  # fmt: skip
 
 _conventions: dict[str, Convention] = {

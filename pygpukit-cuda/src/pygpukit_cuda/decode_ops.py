@@ -1,17 +1,23 @@
-"""The `cuda` provider's decode-step kernels: embedding, rope_at_inplace, kv_cache_write and
-sdpa_causal_cache (conventions in ``pygpukit._ops.decode``; CUDA C in
-``kernels/decode_source.py``). Every launch here reads its indices on the device and
-allocates only from the current pool, so each is safe inside a CUDA-graph capture."""
+"""The `cuda` provider's decode-step kernels: embedding, rope_at_inplace, kv_cache_write,
+sdpa_causal_cache, gather_matmul and silu_mul (conventions in ``pygpukit._ops.decode``;
+CUDA C in ``kernels/decode_source.py``, silu_mul through the elementwise kernel maker).
+Every launch here reads its indices on the device and allocates only from the current
+pool, so each is safe inside a CUDA-graph capture."""
 
 from __future__ import annotations
 
+import functools
+
 from pygpukit import GPUArray, KernelProvider
+from pygpukit.backend import astype
 from pygpukit.core import dtypes as dt
 
 from . import launcher
+from . import provider as _provider
 from .device_facts import BLOCK, sm_count
 from .device_facts import data_ptr as _ptr
 from .kernels import decode_source as ks
+from .kernels import source
 from .kernels.ctypes_table import ctype
 
 FLOATS = ks.FLOATS
@@ -112,10 +118,23 @@ def gather_matmul(x: GPUArray, weights: GPUArray, ids: GPUArray, out: GPUArray) 
                ctype(weights.dtype).code, ctype(ids.dtype).code))  # fmt: skip
 
 
+@functools.cache
+def _silu_mul_spec(d: dt.DataType) -> source.KernelSpec:
+    """out = silu(a) * b in d's math type (half types in float)."""
+    return source.elementwise(f"pgk_silu_mul_{d.name}", (d, d), d, "(a * pgk_sigmoid(a) * b)", d)
+
+
+def silu_mul(gate: GPUArray, up: GPUArray, out: GPUArray) -> None:
+    d = out.dtype
+    gate = gate if gate.dtype is d else astype(gate, d)
+    up = up if up.dtype is d else astype(up, d)
+    _provider.run(_silu_mul_spec(d), out, [gate, up])
+
+
 def register(provider: KernelProvider) -> None:
     """Add the decode-step kernels to `provider`."""
     for op, fn in (("embedding", embedding), ("rope_at_inplace", rope_at_inplace),
                    ("kv_cache_write", kv_cache_write),
                    ("sdpa_causal_cache", sdpa_causal_cache),
-                   ("gather_matmul", gather_matmul)):  # fmt: skip
+                   ("gather_matmul", gather_matmul), ("silu_mul", silu_mul)):  # fmt: skip
         provider.add(op, fn, (*FLOATS, *INDEX))

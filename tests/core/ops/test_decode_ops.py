@@ -266,3 +266,17 @@ def test_gather_matmul_bad_input() -> None:
         gp.gather_matmul(gp.ones((2, 3)), w, gp.asarray(np.array([0, 1])))
     with pytest.raises(ValueError, match="ids has shape"):
         gp.gather_matmul(x, w, gp.asarray(np.array([0])))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16", "float64"])
+def test_silu_mul_is_silu_times_up(device: str, dtype: str) -> None:
+    rng = np.random.default_rng(9)
+    wide = _put(rng.standard_normal((3, 20)) * 4, dtype, device)
+    gate, up = wide[:, :10], wide[:, 10:]  # column views, as the fused projection gives
+    got = gp.silu_mul(gate, up)
+    g, u = _back(gate), _back(up)
+    assert got.shape == (3, 10) and got.dtype == gate.dtype
+    assert _rel(_back(got), g / (1 + np.exp(-g)) * u) <= max(TOL[dtype], 1e-7)
+    with pytest.raises(ValueError, match="same shape"):
+        gp.silu_mul(gate, up[:, :5])

@@ -31,6 +31,8 @@ Kernel calling conventions:
   ``out (T, N)`` contiguous of the promoted float dtype: ``out[t] = weights[ids[t]] @ x[t]``
   (mixture-of-experts: each row through the expert the router chose for it). A bad id gives
   a row of NaN on the GPU.
+- ``silu_mul``: ``kernel(gate, up, out)``: ``out = silu(gate) * up`` elementwise (the
+  gated MLP's middle, one pass instead of two), same shapes, float math for half types.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from ._core import device_of, empty, kernel_on
 
 __all__ = [
     "embedding", "gather_matmul", "kv_cache_write", "rope_at_inplace", "sdpa_causal_cache",
+    "silu_mul",
 ]  # fmt: skip
 
 
@@ -238,4 +241,20 @@ def gather_matmul(x: GPUArray, weights: GPUArray, ids: GPUArray, /, *,
     out = empty((x.shape[0], weights.shape[1]), promote_types(x.dtype, weights.dtype), device)
     if out.size:
         fn(x, weights, ids, out)
+    return out
+
+
+def silu_mul(gate: GPUArray, up: GPUArray, /, *, backend: str | None = None) -> GPUArray:
+    """silu(gate) * up in one pass (SwiGLU's middle); gate and up have the same shape."""
+    op = "silu_mul"
+    for name, a in (("gate", gate), ("up", up)):
+        _array(op, name, a)
+        _floating(op, name, a)
+    if gate.shape != up.shape:
+        raise ValueError(f"{op}: gate {gate.shape} and up {up.shape} must have the same shape")
+    device = device_of(gate, up)
+    fn = kernel_on(op, device, (gate.dtype, up.dtype), backend)
+    out = empty(gate.shape, promote_types(gate.dtype, up.dtype), device)
+    if out.size:
+        fn(gate, up, out)
     return out

@@ -47,6 +47,13 @@ def graph_refusal(model: CausalTransformerModel) -> str | None:
     return None
 
 
+def _gated(gate: GPUArray, up: GPUArray, activation: str) -> GPUArray:
+    """act(gate) * up: one fused pass for SiLU (SwiGLU), two for the others."""
+    if activation == "silu":
+        return gp.silu_mul(gate, up)
+    return _activate(gate, activation) * up
+
+
 def _device_array(values: np.ndarray, device: Any) -> GPUArray:
     return gp.asarray(np.ascontiguousarray(values), device=device)
 
@@ -184,7 +191,7 @@ class StaticDecoder:
         rows = h[:, None, :].broadcast_to((batch, k, h.shape[1])).reshape((batch * k, -1))
         gu = gp.gather_matmul(rows, fused.experts_gate_up, chosen)
         n = fused.experts_gate_up.shape[1] // 2
-        act = _activate(gu[:, :n], mlp.experts[0].activation) * gu[:, n:]
+        act = _gated(gu[:, :n], gu[:, n:], mlp.experts[0].activation)
         y = gp.gather_matmul(act, fused.experts_down, chosen).reshape((batch, k, -1))
         return gp.sum(y * w[:, :, None], axis=1)
 
@@ -213,7 +220,7 @@ class StaticDecoder:
             elif fused is not None and fused.gate_up is not None:
                 assert not isinstance(block.mlp, MoEMLP)
                 gu, n = fused.gate_up(h), fused.gate_columns
-                x = x + block.mlp.down(_activate(gu[:, :n], block.mlp.activation) * gu[:, n:])
+                x = x + block.mlp.down(_gated(gu[:, :n], gu[:, n:], block.mlp.activation))
             else:
                 x = x + block.mlp(h)
         logits = m.final_norm(x) @ m.lm_head

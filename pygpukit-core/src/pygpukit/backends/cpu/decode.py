@@ -7,7 +7,10 @@ import numpy as np
 from ..._array import GPUArray
 from ..._dtypes import FLOAT_DTYPES, float64, int32, int64
 from ..._providers import KernelProvider
+from .elementwise import UNARY_IMPL
 from .views import math_dtype, operand, view
+
+_silu = UNARY_IMPL["silu"]  # the same SiLU as pygpukit.silu
 
 
 def _indices(name: str, x: GPUArray, size: int) -> np.ndarray:
@@ -86,6 +89,10 @@ def gather_matmul(x: GPUArray, weights: GPUArray, ids: GPUArray, out: GPUArray) 
         target[rows] = xs[rows] @ ws[g].T
 
 
+def silu_mul(gate: GPUArray, up: GPUArray, out: GPUArray) -> None:
+    view(out)[...] = _silu(operand(gate, out.dtype)) * operand(up, out.dtype)
+
+
 def register(provider: KernelProvider) -> None:
     """Add the decode-step kernels to the CPU provider."""
     index = (int32, int64)
@@ -94,3 +101,4 @@ def register(provider: KernelProvider) -> None:
     provider.add("kv_cache_write", kv_cache_write, (*FLOAT_DTYPES, *index))
     provider.add("sdpa_causal_cache", sdpa_causal_cache, (*FLOAT_DTYPES, *index))
     provider.add("gather_matmul", gather_matmul, (*FLOAT_DTYPES, *index))
+    provider.add("silu_mul", silu_mul, FLOAT_DTYPES)
