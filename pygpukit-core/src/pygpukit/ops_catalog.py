@@ -161,6 +161,8 @@ _TABLE: list[tuple[str, str, str, str, str]] = [
     ("gather_matmul", "decode", "(x, weights, ids, out)", "None",
      "out[t] = weights[ids[t]] @ x[t] (per-row expert matrices)"),
     ("silu_mul", "decode", "(gate, up, out)", "None", "silu(gate) * up in one pass"),
+    ("add_rmsnorm", "decode", "(x, y, gamma, total, out, eps)", "None",
+     "total = x + y; out = rmsnorm(total) in one pass"),
 ]  # fmt: skip
 
 _conventions: dict[str, Convention] = {

@@ -1,5 +1,5 @@
 """The `cuda` provider's decode-step kernels: embedding, rope_at_inplace, kv_cache_write,
-sdpa_causal_cache, gather_matmul and silu_mul (conventions in ``pygpukit._ops.decode``;
+sdpa_causal_cache, gather_matmul, silu_mul and add_rmsnorm (conventions in ``pygpukit._ops.decode``;
 CUDA C in ``kernels/decode_source.py``, silu_mul through the elementwise kernel maker).
 Every launch here reads its indices on the device and allocates only from the current
 pool, so each is safe inside a CUDA-graph capture."""
@@ -131,10 +131,26 @@ def silu_mul(gate: GPUArray, up: GPUArray, out: GPUArray) -> None:
     _provider.run(_silu_mul_spec(d), out, [gate, up])
 
 
+def add_rmsnorm(x: GPUArray, y: GPUArray, gamma: GPUArray, total: GPUArray, out: GPUArray,
+                eps: float) -> None:  # fmt: skip
+    h = x.shape[-1]
+    rows = total.size // h
+    x2 = x.reshape((rows, h))  # a view where the rows merge, else a copy
+    y2 = y.reshape((rows, h))
+    name, src = ks.add_rmsnorm_kernel(total.dtype, out.dtype)
+    index = out.device.index
+    fn = launcher.function(index, name, src, "@QQQQQ" + "q" * 6 + "iiid")
+    fn.launch((rows,), (256,),
+              (_ptr(total), _ptr(out), _ptr(x2), _ptr(y2), _ptr(gamma), h, *x2.strides,
+               *y2.strides, gamma.strides[0], ctype(x.dtype).code, ctype(y.dtype).code,
+               ctype(gamma.dtype).code, float(eps)))  # fmt: skip
+
+
 def register(provider: KernelProvider) -> None:
     """Add the decode-step kernels to `provider`."""
     for op, fn in (("embedding", embedding), ("rope_at_inplace", rope_at_inplace),
                    ("kv_cache_write", kv_cache_write),
                    ("sdpa_causal_cache", sdpa_causal_cache),
-                   ("gather_matmul", gather_matmul), ("silu_mul", silu_mul)):  # fmt: skip
+                   ("gather_matmul", gather_matmul), ("silu_mul", silu_mul),
+                   ("add_rmsnorm", add_rmsnorm)):  # fmt: skip
         provider.add(op, fn, (*FLOATS, *INDEX))

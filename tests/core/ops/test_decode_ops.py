@@ -280,3 +280,22 @@ def test_silu_mul_is_silu_times_up(device: str, dtype: str) -> None:
     assert _rel(_back(got), g / (1 + np.exp(-g)) * u) <= max(TOL[dtype], 1e-7)
     with pytest.raises(ValueError, match="same shape"):
         gp.silu_mul(gate, up[:, :5])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float64"])
+def test_add_rmsnorm_equals_add_then_rmsnorm(device: str, dtype: str) -> None:
+    rng = np.random.default_rng(10)
+    x = _put(rng.standard_normal((3, 300)), dtype, device)
+    y = _put(rng.standard_normal((3, 300)), dtype, device)
+    gamma = _put(1 + 0.1 * rng.standard_normal(300), dtype, device)
+    total, out = gp.add_rmsnorm(x, y, gamma, 1e-5)
+    want_total = x + y
+    np.testing.assert_array_equal(_back(total), _back(want_total))  # the same rounding
+    want = gp.rmsnorm(want_total, gamma, 1e-5)
+    assert out.dtype == want.dtype and _rel(_back(out), _back(want)) <= max(TOL[dtype], 1e-7)
+    s = _back(want_total)
+    ref = s / np.sqrt((s**2).mean(-1, keepdims=True) + 1e-5) * _back(gamma)
+    assert _rel(_back(out), ref) <= max(TOL[dtype], 1e-7)
+    with pytest.raises(ValueError, match="gamma"):
+        gp.add_rmsnorm(x, y, gamma[:5])

@@ -33,6 +33,9 @@ Kernel calling conventions:
   a row of NaN on the GPU.
 - ``silu_mul``: ``kernel(gate, up, out)``: ``out = silu(gate) * up`` elementwise (the
   gated MLP's middle, one pass instead of two), same shapes, float math for half types.
+- ``add_rmsnorm``: ``kernel(x, y, gamma, total, out, eps)``: ``total = x + y`` (rounded to
+  total's dtype) and ``out = rmsnorm(total, gamma, eps)`` over the last axis, in one pass
+  (a pre-norm decoder's residual add and the next norm); ``total`` and ``out`` contiguous.
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ from ._core import device_of, empty, kernel_on
 
 __all__ = [
     "embedding", "gather_matmul", "kv_cache_write", "rope_at_inplace", "sdpa_causal_cache",
-    "silu_mul",
+    "silu_mul", "add_rmsnorm",
 ]  # fmt: skip
 
 
@@ -258,3 +261,28 @@ def silu_mul(gate: GPUArray, up: GPUArray, /, *, backend: str | None = None) -> 
     if out.size:
         fn(gate, up, out)
     return out
+
+
+def add_rmsnorm(
+    x: GPUArray, y: GPUArray, gamma: GPUArray, /, eps: float = 1e-6, *,
+    backend: str | None = None,
+) -> tuple[GPUArray, GPUArray]:  # fmt: skip
+    """(x + y, rmsnorm(x + y, gamma, eps)) in one pass: a residual add and the next norm."""
+    op = "add_rmsnorm"
+    for name, a in (("x", x), ("y", y), ("gamma", gamma)):
+        _array(op, name, a)
+        _floating(op, name, a)
+    if x.shape != y.shape or x.ndim == 0:
+        raise ValueError(f"{op}: x {x.shape} and y {y.shape} must have one shape (ndim >= 1)")
+    if gamma.shape != (x.shape[-1],):
+        raise ValueError(f"{op}: gamma has shape {gamma.shape}, wants ({x.shape[-1]},)")
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not eps >= 0:
+        raise ValueError(f"{op}: eps must be a float >= 0, got {eps!r}")
+    device = device_of(x, y, gamma)
+    fn = kernel_on(op, device, (x.dtype, y.dtype, gamma.dtype), backend)
+    total_dtype = promote_types(x.dtype, y.dtype)
+    total = empty(x.shape, total_dtype, device)
+    out = empty(x.shape, promote_types(total_dtype, gamma.dtype), device)
+    if out.size:
+        fn(x, y, gamma, total, out, float(eps))
+    return total, out

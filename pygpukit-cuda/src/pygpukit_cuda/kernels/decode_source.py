@@ -216,6 +216,44 @@ extern "C" __global__ void __launch_bounds__(256) %(name)s(char* out, const char
 """
 
 
+_ADD_RMSNORM = r"""
+// one block per row: total = x + y (stored, rounded), then out = total * rsqrt(mean + eps) * g
+extern "C" __global__ void __launch_bounds__(256) %(name)s(char* total, char* out,
+    const char* x, const char* y, const char* g, long long H, long long xr, long long xc,
+    long long yr, long long yc, long long gc, int xcode, int ycode, int gcode, double eps) {
+  typedef %(C)s T;
+  __shared__ T red[32];
+  const long long r = blockIdx.x;
+  char* trow = total + r * H * %(tsize)d;
+  T ss = (T)0;
+  for (long long i = threadIdx.x; i < H; i += blockDim.x) {
+    T v = pgk_load_as_%(CN)s(x + r * xr + i * xc, xcode) +
+          pgk_load_as_%(CN)s(y + r * yr + i * yc, ycode);
+    pgk_st_%(S)s(trow + i * %(tsize)d, (%(SM)s)v);
+    T rv = (T)pgk_ld_%(S)s(trow + i * %(tsize)d);  // the rounded sum, as the norm reads it
+    ss += rv * rv;
+  }
+  #pragma unroll
+  for (int o = 16; o > 0; o >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, o);
+  if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = ss;
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    T v = threadIdx.x < (blockDim.x >> 5) ? red[threadIdx.x] : (T)0;
+    #pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    if (threadIdx.x == 0) red[0] = v;
+  }
+  __syncthreads();
+  const T inv = (T)1 / sqrt(red[0] / (T)H + (T)eps);
+  for (long long i = threadIdx.x; i < H; i += blockDim.x) {
+    T rv = (T)pgk_ld_%(S)s(trow + i * %(tsize)d);
+    T gv = pgk_load_as_%(CN)s(g + i * gc, gcode);
+    pgk_st_%(O)s(out + (r * H + i) * %(osize)d, (%(OM)s)(rv * inv * gv));
+  }
+}
+"""
+
+
 def _compute(*dtypes: dt.DataType) -> dt.DataType:
     return dt.float64 if dt.float64 in dtypes else dt.float32
 
@@ -264,6 +302,16 @@ def gather_matmul_kernel(out: dt.DataType) -> tuple[str, str]:
     return name, PREAMBLE + load_any(comp) + body
 
 
+@functools.cache
+def add_rmsnorm_kernel(total: dt.DataType, out: dt.DataType) -> tuple[str, str]:
+    comp = _compute(total, out)
+    name = f"pgk_add_rmsnorm_{total.name}_{out.name}"
+    body = _ADD_RMSNORM % {"name": name, "C": ctype(comp).math, "CN": comp.name,
+                           "S": total.name, "SM": ctype(total).math, "tsize": total.itemsize,
+                           "O": out.name, "OM": ctype(out).math, "osize": out.itemsize}  # fmt: skip
+    return name, PREAMBLE + load_any(comp) + body
+
+
 FLOATS = (dt.float16, dt.bfloat16, dt.float32, dt.float64)
 
 
@@ -274,4 +322,5 @@ def all_sources() -> list[tuple[str, str]]:
     out += [kv_write_kernel(c) for c in FLOATS]
     out += [attend_kernel(o) for o in FLOATS]
     out += [gather_matmul_kernel(o) for o in FLOATS]
+    out += [add_rmsnorm_kernel(t, o) for t in FLOATS for o in FLOATS if o.itemsize >= t.itemsize]
     return out

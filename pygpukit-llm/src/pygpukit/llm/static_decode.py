@@ -25,7 +25,7 @@ from pygpukit import GPUArray
 
 from .fusion import FusedLayer, fuse_projections
 from .kv_cache import KVCache
-from .layers import MoEMLP, _activate
+from .layers import MoEMLP, Norm, _activate
 
 if TYPE_CHECKING:
     from .model import Block, CausalTransformerModel
@@ -52,6 +52,14 @@ def _gated(gate: GPUArray, up: GPUArray, activation: str) -> GPUArray:
     if activation == "silu":
         return gp.silu_mul(gate, up)
     return _activate(gate, activation) * up
+
+
+def _residual(x: GPUArray, y: GPUArray, norm: Norm) -> tuple[GPUArray, GPUArray]:
+    """(x + y, norm(x + y)): one fused pass for RMSNorm, two for LayerNorm."""
+    if norm.beta is None:
+        return gp.add_rmsnorm(x, y, norm.gamma, norm.eps)
+    total = x + y
+    return total, norm(total)
 
 
 def _device_array(values: np.ndarray, device: Any) -> GPUArray:
@@ -202,9 +210,11 @@ class StaticDecoder:
         x = gp.embedding(m.embed, self.tokens.reshape((batch,)))
         if m.position_embed is not None:
             x = x + gp.embedding(m.position_embed, self.positions.reshape((batch,)))
+        norms = [n for b in m.blocks for n in (b.attn_norm, b.mlp_norm)] + [m.final_norm]
+        h = norms[0](x)
         for i, block in enumerate(m.blocks):
             fused = self.fused[i] if self.fused is not None else None
-            q, k, v = self._project(block, block.attn_norm(x), fused)
+            q, k, v = self._project(block, h, fused)
             if self.cos is not None and self.sin is not None:
                 gp.rope_at_inplace(q, k, self.cos, self.sin, self.positions)
             keys, values = cache.keys[i], cache.values[i]
@@ -212,18 +222,18 @@ class StaticDecoder:
             gp.kv_cache_write(values, v.transpose(0, 2, 1, 3), self.slots)
             attn = gp.sdpa_causal_cache(q.transpose(0, 2, 1, 3), keys, values, self.starts,
                                         self.ends, window=self.window)  # fmt: skip
-            x = x + block.attn.output(attn, batch, 1)
-            h = block.mlp_norm(x)
+            x, h = _residual(x, block.attn.output(attn, batch, 1), norms[2 * i + 1])
             if fused is not None and fused.experts_down is not None:
                 assert isinstance(block.mlp, MoEMLP)
-                x = x + self._moe(block.mlp, fused, h)
+                y = self._moe(block.mlp, fused, h)
             elif fused is not None and fused.gate_up is not None:
                 assert not isinstance(block.mlp, MoEMLP)
                 gu, n = fused.gate_up(h), fused.gate_columns
-                x = x + block.mlp.down(_gated(gu[:, :n], gu[:, n:], block.mlp.activation))
+                y = block.mlp.down(_gated(gu[:, :n], gu[:, n:], block.mlp.activation))
             else:
-                x = x + block.mlp(h)
-        logits = m.final_norm(x) @ m.lm_head
+                y = block.mlp(h)
+            x, h = _residual(x, y, norms[2 * i + 2])  # the next layer's (or the final) norm
+        logits = h @ m.lm_head
         chosen = gp.argmax(logits, axis=-1)
         self.tokens[...] = chosen.reshape((batch, 1))
         self.positions[...] = self.positions + 1

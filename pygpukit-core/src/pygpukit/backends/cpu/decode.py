@@ -93,6 +93,14 @@ def silu_mul(gate: GPUArray, up: GPUArray, out: GPUArray) -> None:
     view(out)[...] = _silu(operand(gate, out.dtype)) * operand(up, out.dtype)
 
 
+def add_rmsnorm(x: GPUArray, y: GPUArray, gamma: GPUArray, total: GPUArray, out: GPUArray,
+                eps: float) -> None:  # fmt: skip
+    view(total)[...] = operand(x, total.dtype) + operand(y, total.dtype)
+    a = operand(total, out.dtype)  # the rounded sum, as a separate norm would read it
+    inv = 1 / np.sqrt(np.square(a).mean(axis=-1, keepdims=True) + eps)
+    view(out)[...] = a * inv * operand(gamma, out.dtype)
+
+
 def register(provider: KernelProvider) -> None:
     """Add the decode-step kernels to the CPU provider."""
     index = (int32, int64)
@@ -102,3 +110,4 @@ def register(provider: KernelProvider) -> None:
     provider.add("sdpa_causal_cache", sdpa_causal_cache, (*FLOAT_DTYPES, *index))
     provider.add("gather_matmul", gather_matmul, (*FLOAT_DTYPES, *index))
     provider.add("silu_mul", silu_mul, FLOAT_DTYPES)
+    provider.add("add_rmsnorm", add_rmsnorm, FLOAT_DTYPES)
