@@ -150,3 +150,36 @@ def test_device_sampling_on_cuda_matches_the_host_draws(tmp_path: Path) -> None:
     opts = dict(max_new_tokens=24, stop_token_ids=[], temperature=0.8, top_p=0.9, seed=5)
     device = model.generate(_prompt(54), sample_on_device=True, **opts)
     assert device == model.generate(_prompt(54), sample_on_device=False, **opts)
+
+
+@pytest.mark.gpu
+@no_gpu
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_linear_rows_decode_agrees_with_matmul_decode(dtype: str, tmp_path: Path) -> None:
+    _checkpoint(tmp_path, "llama", seed=55)
+    model = load_model_from_safetensors(tmp_path, dtype=dtype, device="cuda", progress=False)
+    prompt = _prompt(56)
+    logits = []
+    for gemv in (False, True):
+        cache = model.new_cache(1, len(prompt) + 4)
+        first = model(prompt, cache, last_only=True).astype("float32").to_numpy().argmax(-1)
+        decoder = StaticDecoder(model, cache, gemv=gemv)
+        decoder.step(first)
+        logits.append(decoder.step()[0].astype("float32").to_numpy())  # the graph's step
+        assert decoder.graph_captured and decoder.gemv == gemv
+    tol = 1e-5 if dtype == "float32" else 3e-2
+    assert np.linalg.norm(logits[1] - logits[0]) <= tol * np.linalg.norm(logits[0])
+
+
+def test_linear_rows_decode_on_cpu(tmp_path: Path) -> None:
+    cfg, weights = _checkpoint(tmp_path, "qwen2", seed=57)
+    model = load_model_from_safetensors(tmp_path, dtype="float32", device="cpu", progress=False)
+    prompt = _prompt(58)
+    cache = model.new_cache(1, len(prompt) + 8)
+    token = int(model(prompt, cache, last_only=True).to_numpy()[0].argmax())
+    decoder, out = StaticDecoder(model, cache, gemv=True), [token]
+    chosen = decoder.step(np.array([token]))[1]
+    for _ in range(7):
+        out.append(int(chosen.to_numpy()[0]))
+        chosen = decoder.step()[1]
+    assert prompt + out == reference_greedy(cfg, weights, prompt, 8)

@@ -163,6 +163,8 @@ _TABLE: list[tuple[str, str, str, str, str]] = [
     ("silu_mul", "decode", "(gate, up, out)", "None", "silu(gate) * up in one pass"),
     ("add_rmsnorm", "decode", "(x, y, gamma, total, out, eps)", "None",
      "total = x + y; out = rmsnorm(total) in one pass"),
+    ("linear_rows", "decode", "(x, weight, out)", "None",
+     "x (M <= 8, K) @ weight (N, K).T: decode-step matrix-vector products"),
 ]  # fmt: skip
 
 _conventions: dict[str, Convention] = {

@@ -1,8 +1,8 @@
 """The `cuda` provider's decode-step kernels: embedding, rope_at_inplace, kv_cache_write,
-sdpa_causal_cache, gather_matmul, silu_mul and add_rmsnorm (conventions in ``pygpukit._ops.decode``;
-CUDA C in ``kernels/decode_source.py``, silu_mul through the elementwise kernel maker).
-Every launch here reads its indices on the device and allocates only from the current
-pool, so each is safe inside a CUDA-graph capture."""
+sdpa_causal_cache, gather_matmul, silu_mul, add_rmsnorm and linear_rows (conventions in
+``pygpukit._ops.decode``; CUDA C in ``kernels/decode_source.py``, silu_mul through the
+elementwise kernel maker). Every launch here reads its indices on the device and
+allocates only from the current pool, so each is safe inside a CUDA-graph capture."""
 
 from __future__ import annotations
 
@@ -146,11 +146,33 @@ def add_rmsnorm(x: GPUArray, y: GPUArray, gamma: GPUArray, total: GPUArray, out:
                ctype(gamma.dtype).code, float(eps)))  # fmt: skip
 
 
+def _vector_rows(x: GPUArray, weight: GPUArray) -> bool:
+    """16-byte loads serve: one 16-bit dtype, unit stride along K, K % 8 == 0 and every
+    row start 16-byte aligned."""
+    if x.dtype is not weight.dtype or x.dtype not in (dt.float16, dt.bfloat16):
+        return False
+    if x.shape[1] % 8 or x.strides[1] != 2 or weight.strides[1] != 2:
+        return False
+    return not (_ptr(x) % 16 or _ptr(weight) % 16 or x.strides[0] % 16 or weight.strides[0] % 16)
+
+
+def linear_rows(x: GPUArray, weight: GPUArray, out: GPUArray) -> None:
+    m, k = x.shape
+    n = weight.shape[0]
+    vector = _vector_rows(x, weight)
+    name, src = ks.linear_rows_kernel(out.dtype, x.dtype if vector else None)
+    index = out.device.index
+    fn = launcher.function(index, name, src, "@QQQ" + "q" * 7 + "ii")
+    fn.launch((-(-n // 8),), (256,),
+              (_ptr(out), _ptr(x), _ptr(weight), m, n, k, *x.strides, *weight.strides,
+               ctype(x.dtype).code, ctype(weight.dtype).code))  # fmt: skip
+
+
 def register(provider: KernelProvider) -> None:
     """Add the decode-step kernels to `provider`."""
     for op, fn in (("embedding", embedding), ("rope_at_inplace", rope_at_inplace),
                    ("kv_cache_write", kv_cache_write),
                    ("sdpa_causal_cache", sdpa_causal_cache),
                    ("gather_matmul", gather_matmul), ("silu_mul", silu_mul),
-                   ("add_rmsnorm", add_rmsnorm)):  # fmt: skip
+                   ("add_rmsnorm", add_rmsnorm), ("linear_rows", linear_rows)):  # fmt: skip
         provider.add(op, fn, (*FLOATS, *INDEX))

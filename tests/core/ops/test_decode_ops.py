@@ -299,3 +299,28 @@ def test_add_rmsnorm_equals_add_then_rmsnorm(device: str, dtype: str) -> None:
     assert _rel(_back(out), ref) <= max(TOL[dtype], 1e-7)
     with pytest.raises(ValueError, match="gamma"):
         gp.add_rmsnorm(x, y, gamma[:5])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16", "float64"])
+@pytest.mark.parametrize("rows", [1, 3, 8])
+def test_linear_rows_is_x_times_weight_transposed(device: str, dtype: str, rows: int) -> None:
+    rng = np.random.default_rng(11)
+    x = _put(rng.standard_normal((rows, 264)), dtype, device)  # K % 8 == 0: vector path
+    w = _put(rng.standard_normal((37, 264)) / 16, dtype, device)
+    got = gp.linear_rows(x, w)
+    want = _back(x) @ _back(w).T
+    assert got.shape == (rows, 37) and got.dtype == x.dtype
+    assert _rel(_back(got), want) <= max(TOL[dtype], 1e-7) * 2
+    # strided operands (a column slice of x, a transposed weight) take the general path
+    xs = _put(rng.standard_normal((rows, 300)), dtype, device)[:, 3:267]
+    wt = _put(rng.standard_normal((264, 37)) / 16, dtype, device).mT
+    want = _back(xs) @ _back(wt).T
+    assert _rel(_back(gp.linear_rows(xs, wt)), want) <= max(TOL[dtype], 1e-7) * 2
+
+
+def test_linear_rows_bad_input() -> None:
+    with pytest.raises(ValueError, match="at most 8"):
+        gp.linear_rows(gp.ones((9, 4)), gp.ones((3, 4)))
+    with pytest.raises(ValueError, match="in_features"):
+        gp.linear_rows(gp.ones((1, 4)), gp.ones((3, 5)))

@@ -36,6 +36,9 @@ Kernel calling conventions:
 - ``add_rmsnorm``: ``kernel(x, y, gamma, total, out, eps)``: ``total = x + y`` (rounded to
   total's dtype) and ``out = rmsnorm(total, gamma, eps)`` over the last axis, in one pass
   (a pre-norm decoder's residual add and the next norm); ``total`` and ``out`` contiguous.
+- ``linear_rows``: ``kernel(x, weight, out)``: ``out = x @ weight.T`` for a few rows
+  ``x (M, K)`` and ``weight (N, K)`` stored (out, in) as checkpoints keep it: the
+  matrix-vector products of a decode step, where reading the weight once is all the work.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ from ._core import device_of, empty, kernel_on
 
 __all__ = [
     "embedding", "gather_matmul", "kv_cache_write", "rope_at_inplace", "sdpa_causal_cache",
-    "silu_mul", "add_rmsnorm",
+    "silu_mul", "add_rmsnorm", "linear_rows",
 ]  # fmt: skip
 
 
@@ -286,3 +289,26 @@ def add_rmsnorm(
     if out.size:
         fn(x, y, gamma, total, out, float(eps))
     return total, out
+
+
+#: most rows linear_rows takes: past this a matmul reads the weight as few times
+LINEAR_ROWS_MAX = 8
+
+
+def linear_rows(x: GPUArray, weight: GPUArray, /, *, backend: str | None = None) -> GPUArray:
+    """x (M, K) @ weight.T for weight (N, K) and M <= 8 rows: a decode step's products."""
+    op = "linear_rows"
+    for name, a in (("x", x), ("weight", weight)):
+        _array(op, name, a)
+        _floating(op, name, a)
+        _ndim(op, name, a, 2, "(rows, in_features)" if name == "x" else "(out, in_features)")
+    if x.shape[1] != weight.shape[1]:
+        raise ValueError(f"{op}: x {x.shape} and weight {weight.shape} disagree on in_features")
+    if x.shape[0] > LINEAR_ROWS_MAX:
+        raise ValueError(f"{op}: {x.shape[0]} rows; it takes at most {LINEAR_ROWS_MAX}")
+    device = device_of(x, weight)
+    fn = kernel_on(op, device, (x.dtype, weight.dtype), backend)
+    out = empty((x.shape[0], weight.shape[0]), promote_types(x.dtype, weight.dtype), device)
+    if out.size:
+        fn(x, weight, out)
+    return out

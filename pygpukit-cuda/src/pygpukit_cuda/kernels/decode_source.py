@@ -254,6 +254,77 @@ extern "C" __global__ void __launch_bounds__(256) %(name)s(char* total, char* ou
 """
 
 
+_LINEAR_ROWS = r"""
+// out (M, N) = x (M, K) @ w (N, K)^T for M <= 8: one warp per output column n reads w's
+// row n once (the whole cost at decode) and applies it to every row of x.
+extern "C" __global__ void __launch_bounds__(256) %(name)s(char* out, const char* x,
+    const char* w, long long M, long long N, long long K, long long xr, long long xc,
+    long long wr, long long wc, int xcode, int wcode) {
+  typedef %(C)s T;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const long long n = (long long)blockIdx.x * 8 + warp;
+  if (n >= N) return;
+  const char* wrow = w + n * wr;
+  T acc[8];
+  #pragma unroll
+  for (int m = 0; m < 8; ++m) acc[m] = (T)0;
+%(body)s
+  #pragma unroll
+  for (int m = 0; m < 8; ++m) {
+    T v = acc[m];
+    #pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    if (lane == 0 && m < M) pgk_st_%(O)s(out + (m * N + n) * %(osize)d, (%(OM)s)v);
+  }
+}
+"""
+
+# any dtypes and strides: lanes stride over k
+_ROWS_GENERIC = r"""
+  for (long long k = lane; k < K; k += 32) {
+    const T wv = pgk_load_as_%(CN)s(wrow + k * wc, wcode);
+    #pragma unroll
+    for (int m = 0; m < 8; ++m)
+      if (m < M) acc[m] += wv * pgk_load_as_%(CN)s(x + m * xr + k * xc, xcode);
+  }
+"""
+
+# 16-bit x and w with unit stride along k, 16-byte aligned rows, K % 8 == 0: each lane
+# reads 8 elements of w (16 bytes) per step, a warp 512 contiguous bytes
+_ROWS_VECTOR = r"""
+  for (long long k = (long long)lane * 8; k < K; k += 256) {
+    const uint4 wv = *(const uint4*)(wrow + k * 2);
+    const unsigned ww[4] = {wv.x, wv.y, wv.z, wv.w};
+    float wf[8];
+    #pragma unroll
+    for (int j = 0; j < 4; ++j) { wf[2 * j] = %(lo)s(ww[j]); wf[2 * j + 1] = %(hi)s(ww[j]); }
+    #pragma unroll
+    for (int m = 0; m < 8; ++m) {
+      if (m < M) {
+        const uint4 xv = *(const uint4*)(x + m * xr + k * 2);
+        const unsigned xx[4] = {xv.x, xv.y, xv.z, xv.w};
+        #pragma unroll
+        for (int j = 0; j < 4; ++j)
+          acc[m] += wf[2 * j] * %(lo)s(xx[j]) + wf[2 * j + 1] * %(hi)s(xx[j]);
+      }
+    }
+  }
+"""
+
+_HALVES = {
+    "bfloat16": ("pgk_lo_bf", "pgk_hi_bf",
+                 "__device__ __forceinline__ float pgk_lo_bf(unsigned v) "
+                 "{ return __uint_as_float(v << 16); }\n"
+                 "__device__ __forceinline__ float pgk_hi_bf(unsigned v) "
+                 "{ return __uint_as_float(v & 0xffff0000u); }\n"),
+    "float16": ("pgk_lo_h", "pgk_hi_h",
+                "__device__ __forceinline__ float pgk_lo_h(unsigned v) "
+                "{ return pgk_h2f((unsigned short)(v & 0xffffu)); }\n"
+                "__device__ __forceinline__ float pgk_hi_h(unsigned v) "
+                "{ return pgk_h2f((unsigned short)(v >> 16)); }\n"),
+}  # fmt: skip
+
+
 def _compute(*dtypes: dt.DataType) -> dt.DataType:
     return dt.float64 if dt.float64 in dtypes else dt.float32
 
@@ -312,6 +383,24 @@ def add_rmsnorm_kernel(total: dt.DataType, out: dt.DataType) -> tuple[str, str]:
     return name, PREAMBLE + load_any(comp) + body
 
 
+@functools.cache
+def linear_rows_kernel(out: dt.DataType, vector_of: dt.DataType | None) -> tuple[str, str]:
+    """The generic instance, or (`vector_of` a 16-bit dtype) the 16-byte-load one."""
+    comp = _compute(out)
+    fill = {"C": ctype(comp).math, "CN": comp.name, "O": out.name, "OM": ctype(out).math,
+            "osize": out.itemsize}  # fmt: skip
+    extra = ""
+    if vector_of is None:
+        name = f"pgk_linear_rows_{out.name}"
+        body = _ROWS_GENERIC % fill
+    else:
+        lo, hi, extra = _HALVES[vector_of.name]
+        name = f"pgk_linear_rows_vec_{vector_of.name}_{out.name}"
+        body = _ROWS_VECTOR % {"lo": lo, "hi": hi}
+    src = _LINEAR_ROWS.replace("%(body)s", body.replace("%", "%%")) % dict(fill, name=name)
+    return name, PREAMBLE + load_any(comp) + extra + src
+
+
 FLOATS = (dt.float16, dt.bfloat16, dt.float32, dt.float64)
 
 
@@ -323,4 +412,6 @@ def all_sources() -> list[tuple[str, str]]:
     out += [attend_kernel(o) for o in FLOATS]
     out += [gather_matmul_kernel(o) for o in FLOATS]
     out += [add_rmsnorm_kernel(t, o) for t in FLOATS for o in FLOATS if o.itemsize >= t.itemsize]
+    out += [linear_rows_kernel(o, None) for o in FLOATS]
+    out += [linear_rows_kernel(d, d) for d in (dt.float16, dt.bfloat16)]
     return out

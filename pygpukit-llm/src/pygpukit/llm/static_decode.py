@@ -17,6 +17,7 @@ and the CPU runs the same step eagerly.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -25,7 +26,7 @@ from pygpukit import GPUArray
 
 from .fusion import FusedLayer, fuse_projections
 from .kv_cache import KVCache
-from .layers import MoEMLP, Norm, _activate
+from .layers import Linear, MoEMLP, Norm, _activate
 
 if TYPE_CHECKING:
     from .model import Block, CausalTransformerModel
@@ -77,8 +78,12 @@ class StaticDecoder:
     """
 
     def __init__(self, model: CausalTransformerModel, cache: KVCache,
-                 use_graph: bool = True) -> None:  # fmt: skip
+                 use_graph: bool = True, gemv: bool | None = None) -> None:  # fmt: skip
         self.model, self.cache = model, cache
+        # the projections through gp.linear_rows (a weight-streaming kernel for a few rows)
+        # instead of matmul; None: the PYGPUKIT_LLM_GEMV environment variable ("1": on)
+        self.gemv = os.environ.get("PYGPUKIT_LLM_GEMV") == "1" if gemv is None else gemv
+        self.gemv = self.gemv and cache.batch <= 8  # gp.linear_rows takes up to 8 rows
         # one matmul for q/k/v and one for gate/up per layer (the weights are rebound to
         # views of the fused arrays, so the model's eager path reads the same memory)
         self.fused = fuse_projections(model)
@@ -170,7 +175,7 @@ class StaticDecoder:
         if fused is None:
             return attn.project(h, batch, 1)
         c = self.model.config
-        y = fused.qkv(h)
+        y = self._linear(fused.qkv, h)
         a, b = fused.qkv_split
         q = y[:, :a].reshape((batch, 1, c.num_heads, -1))
         k = y[:, a:b].reshape((batch, 1, c.num_kv_heads, -1))
@@ -178,6 +183,15 @@ class StaticDecoder:
         if attn.q_norm is not None and attn.k_norm is not None:
             q, k = attn.q_norm(q), attn.k_norm(k)
         return q, k, v
+
+    def _linear(self, lin: Linear, x: GPUArray) -> GPUArray:
+        """lin(x), through gp.linear_rows when `gemv` is on (the weight's (out, in) view)."""
+        if not self.gemv:
+            return lin(x)
+        y = gp.linear_rows(x, lin.weight.mT)
+        if lin.bias is not None:
+            gp.bias_add_inplace(y, lin.bias)
+        return y
 
     def _moe(self, mlp: MoEMLP, fused: FusedLayer, h: GPUArray) -> GPUArray:
         """Mixtral's sparse MLP on the device: softmax router, top-k by repeated argmax
@@ -222,18 +236,20 @@ class StaticDecoder:
             gp.kv_cache_write(values, v.transpose(0, 2, 1, 3), self.slots)
             attn = gp.sdpa_causal_cache(q.transpose(0, 2, 1, 3), keys, values, self.starts,
                                         self.ends, window=self.window)  # fmt: skip
-            x, h = _residual(x, block.attn.output(attn, batch, 1), norms[2 * i + 1])
+            merged = attn.transpose(0, 2, 1, 3).reshape((batch, -1))
+            x, h = _residual(x, self._linear(block.attn.o, merged), norms[2 * i + 1])
             if fused is not None and fused.experts_down is not None:
                 assert isinstance(block.mlp, MoEMLP)
                 y = self._moe(block.mlp, fused, h)
             elif fused is not None and fused.gate_up is not None:
                 assert not isinstance(block.mlp, MoEMLP)
-                gu, n = fused.gate_up(h), fused.gate_columns
-                y = block.mlp.down(_gated(gu[:, :n], gu[:, n:], block.mlp.activation))
+                gu, n = self._linear(fused.gate_up, h), fused.gate_columns
+                y = self._linear(block.mlp.down, _gated(gu[:, :n], gu[:, n:],
+                                                        block.mlp.activation))  # fmt: skip
             else:
                 y = block.mlp(h)
             x, h = _residual(x, y, norms[2 * i + 2])  # the next layer's (or the final) norm
-        logits = h @ m.lm_head
+        logits = self._linear(Linear(m.lm_head), h)
         chosen = gp.argmax(logits, axis=-1)
         self.tokens[...] = chosen.reshape((batch, 1))
         self.positions[...] = self.positions + 1

@@ -101,6 +101,10 @@ def add_rmsnorm(x: GPUArray, y: GPUArray, gamma: GPUArray, total: GPUArray, out:
     view(out)[...] = a * inv * operand(gamma, out.dtype)
 
 
+def linear_rows(x: GPUArray, weight: GPUArray, out: GPUArray) -> None:
+    view(out)[...] = operand(x, out.dtype) @ operand(weight, out.dtype).T
+
+
 def register(provider: KernelProvider) -> None:
     """Add the decode-step kernels to the CPU provider."""
     index = (int32, int64)
@@ -111,3 +115,4 @@ def register(provider: KernelProvider) -> None:
     provider.add("gather_matmul", gather_matmul, (*FLOAT_DTYPES, *index))
     provider.add("silu_mul", silu_mul, FLOAT_DTYPES)
     provider.add("add_rmsnorm", add_rmsnorm, FLOAT_DTYPES)
+    provider.add("linear_rows", linear_rows, FLOAT_DTYPES)
