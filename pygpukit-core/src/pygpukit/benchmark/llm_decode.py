@@ -9,6 +9,8 @@ load time of a 2 GB checkpoint against reading its file.
   replay (a step with no host sync); the note adds the generate-style loop (fetching each
   token) and the percentage of the weight-streaming roofline (weight bytes read per step
   over the GPU's HBM bandwidth, from the table below by device name).
+  The ``linear_rows`` rows run the same step with ``gp.linear_rows`` (a hand-written
+  weight-streaming kernel) in place of cuBLASLt's matmul for every projection.
 - ``prefill``: one prompt of 2048 tokens beside transformers (``llm_prefill.py``).
 - ``load``: a Llama-shaped bf16 checkpoint of about 2 GB written to a temporary folder,
   loaded to the device by ``load_model_from_safetensors``, against reading the file's
@@ -59,6 +61,10 @@ def cases(batches: list[int], load_mb: list[int], quick: bool = False) -> list[S
             out.append(SpecialCase("llm", "decode", f"{name} shape, bf16, batch {b}",
                                    "llm_decode", {"shape": name, "batch": b}))  # fmt: skip
     if not quick:
+        for name in SHAPES:  # the same step with the hand-written matrix-vector kernel
+            params = {"shape": name, "batch": 1, "gemv": True}
+            out.append(SpecialCase("llm", "decode", f"{name} shape, bf16, batch 1, linear_rows",
+                                   "llm_decode", params))  # fmt: skip
         for name in SHAPES:
             out.append(SpecialCase("llm", "prefill", f"{name} shape, bf16, 2048 tokens",
                                    "llm_prefill", {"shape": name, "tokens": 2048}))  # fmt: skip
@@ -185,7 +191,8 @@ def _decode(case: SpecialCase, bench: Bench, row: Row) -> None:
     first = logits.astype("float32").to_numpy().argmax(-1)
     # the peer's caches start from our prefill's keys and values (copies)
     snapshot = ([k.copy() for k in cache.keys], [v.copy() for v in cache.values])
-    decoder = StaticDecoder(model, cache, use_graph=True)
+    decoder = StaticDecoder(model, cache, use_graph=True,
+                            gemv=bool(case.params.get("gemv", False)))  # fmt: skip
     step_logits = decoder.step(first)[0].astype("float32").to_numpy()
     # check: the static step against the eager forward of the prompt plus that token
     ids = np.concatenate([prompt, first[:, None]], axis=1)
