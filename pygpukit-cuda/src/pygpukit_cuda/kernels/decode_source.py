@@ -290,8 +290,10 @@ _ROWS_GENERIC = r"""
 """
 
 # 16-bit x and w with unit stride along k, 16-byte aligned rows, K % 8 == 0: each lane
-# reads 8 elements of w (16 bytes) per step, a warp 512 contiguous bytes
+# reads 8 elements of w (16 bytes) per step, a warp 512 contiguous bytes; unrolled so
+# several loads are in flight per warp (a decode step has too few warps to hide HBM latency)
 _ROWS_VECTOR = r"""
+  #pragma unroll 4
   for (long long k = (long long)lane * 8; k < K; k += 256) {
     const uint4 wv = *(const uint4*)(wrow + k * 2);
     const unsigned ww[4] = {wv.x, wv.y, wv.z, wv.w};
