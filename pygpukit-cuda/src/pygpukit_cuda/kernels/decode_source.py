@@ -60,8 +60,8 @@ extern "C" __global__ void %(name)s(char* x0, char* x1, const char* cs, const ch
                       : x1 + b * bb + s * bs + (h - H0) * bh + d * bd;
     char* p2 = p1 + half * (h < H0 ? ad : bd);
     T x1v = (T)pgk_ld_%(X)s(p1), x2v = (T)pgk_ld_%(X)s(p2);
-    T c = pgk_load_as_%(CN)s(cs + p * cr + d * cc, ccode);
-    T sn_ = pgk_load_as_%(CN)s(sn + p * sr + d * sc, scode);
+    T c = pgk_fast(cs + p * cr + d * cc, ccode);
+    T sn_ = pgk_fast(sn + p * sr + d * sc, scode);
     pgk_st_%(X)s(p1, (%(XM)s)(x1v * c - x2v * sn_));
     pgk_st_%(X)s(p2, (%(XM)s)(x2v * c + x1v * sn_));
   }
@@ -112,7 +112,7 @@ extern "C" __global__ void __launch_bounds__(128) %(name)s(
   const T scale = (T)scale_d;
   const char* qp = q + b * qb + h * qh + i * qs;
   for (long long d = lane; d < D; d += 32)
-    qsh[warp][d] = pgk_load_as_%(CN)s(qp + d * qd, cq) * scale;
+    qsh[warp][d] = pgk_fast(qp + d * qd, cq) * scale;
   __syncwarp();
   T m = NEG_INF, l = (T)0, acc[%(MAXD)d / 32];
   #pragma unroll
@@ -125,7 +125,7 @@ extern "C" __global__ void __launch_bounds__(128) %(name)s(
     if (j < hi) {
       const char* kr = kp + j * ks;
       T dot = (T)0;
-      for (long long d = 0; d < D; ++d) dot += qsh[warp][d] * pgk_load_as_%(CN)s(kr + d * kd, ck);
+      for (long long d = 0; d < D; ++d) dot += qsh[warp][d] * pgk_fast(kr + d * kd, ck);
       s = dot;
     }
     T mt = s;
@@ -151,7 +151,7 @@ extern "C" __global__ void __launch_bounds__(128) %(name)s(
       #pragma unroll
       for (int t = 0; t < %(MAXD)d / 32; ++t) {
         const long long d = lane + 32 * t;
-        if (d < Dv) acc[t] += pj * pgk_load_as_%(CN)s(vr + d * vd, cv);
+        if (d < Dv) acc[t] += pj * pgk_fast(vr + d * vd, cv);
       }
     }
   }
@@ -208,7 +208,7 @@ extern "C" __global__ void __launch_bounds__(256) %(name)s(char* out, const char
   const char* wp = w + e * we + n * wn;
   T_ acc = (T_)0;
   for (long long k = lane; k < K; k += 32)
-    acc += pgk_load_as_%(CN)s(xp + k * xc, xcode) * pgk_load_as_%(CN)s(wp + k * wk, wcode);
+    acc += pgk_fast(xp + k * xc, xcode) * pgk_fast(wp + k * wk, wcode);
   #pragma unroll
   for (int off = 16; off > 0; off >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, off);
   if (lane == 0) pgk_st_%(O)s(o, (%(OM)s)acc);
@@ -227,8 +227,8 @@ extern "C" __global__ void __launch_bounds__(256) %(name)s(char* total, char* ou
   char* trow = total + r * H * %(tsize)d;
   T ss = (T)0;
   for (long long i = threadIdx.x; i < H; i += blockDim.x) {
-    T v = pgk_load_as_%(CN)s(x + r * xr + i * xc, xcode) +
-          pgk_load_as_%(CN)s(y + r * yr + i * yc, ycode);
+    T v = pgk_fast(x + r * xr + i * xc, xcode) +
+          pgk_fast(y + r * yr + i * yc, ycode);
     pgk_st_%(S)s(trow + i * %(tsize)d, (%(SM)s)v);
     T rv = (T)pgk_ld_%(S)s(trow + i * %(tsize)d);  // the rounded sum, as the norm reads it
     ss += rv * rv;
@@ -247,7 +247,7 @@ extern "C" __global__ void __launch_bounds__(256) %(name)s(char* total, char* ou
   const T inv = (T)1 / sqrt(red[0] / (T)H + (T)eps);
   for (long long i = threadIdx.x; i < H; i += blockDim.x) {
     T rv = (T)pgk_ld_%(S)s(trow + i * %(tsize)d);
-    T gv = pgk_load_as_%(CN)s(g + i * gc, gcode);
+    T gv = pgk_fast(g + i * gc, gcode);
     pgk_st_%(O)s(out + (r * H + i) * %(osize)d, (%(OM)s)(rv * inv * gv));
   }
 }
@@ -282,10 +282,10 @@ extern "C" __global__ void __launch_bounds__(256) %(name)s(char* out, const char
 # any dtypes and strides: lanes stride over k
 _ROWS_GENERIC = r"""
   for (long long k = lane; k < K; k += 32) {
-    const T wv = pgk_load_as_%(CN)s(wrow + k * wc, wcode);
+    const T wv = pgk_fast(wrow + k * wc, wcode);
     #pragma unroll
     for (int m = 0; m < 8; ++m)
-      if (m < M) acc[m] += wv * pgk_load_as_%(CN)s(x + m * xr + k * xc, xcode);
+      if (m < M) acc[m] += wv * pgk_fast(x + m * xr + k * xc, xcode);
   }
 """
 
@@ -327,6 +327,19 @@ _HALVES = {
 }  # fmt: skip
 
 
+def _fast_load(comp: dt.DataType, expected: dt.DataType) -> str:
+    """``pgk_fast(p, code)``: an operand as comp's math type, read inline when it has the
+    `expected` dtype (the common case: one dtype throughout) and through the preamble's
+    out-of-line reader otherwise. The code is uniform across a launch, so the branch
+    costs nothing; the out-of-line call per element would cost most of the kernel."""
+    m = ctype(comp).math
+    return (
+        f"__device__ __forceinline__ {m} pgk_fast(const char* p, int code) {{\n"
+        f"  return code == {ctype(expected).code} ? ({m})pgk_ld_{expected.name}(p)"
+        f" : pgk_load_as_{comp.name}(p, code);\n}}\n"
+    )
+
+
 def _compute(*dtypes: dt.DataType) -> dt.DataType:
     return dt.float64 if dt.float64 in dtypes else dt.float32
 
@@ -344,7 +357,7 @@ def rope_at_kernel(x: dt.DataType, comp: dt.DataType) -> tuple[str, str]:
     name = f"pgk_rope_at_{x.name}_{comp.name}"
     body = _ROPE_AT % {"name": name, "C": ctype(comp).math, "CN": comp.name, "X": x.name,
                        "XM": ctype(x).math}  # fmt: skip
-    return name, PREAMBLE + load_any(comp) + body
+    return name, PREAMBLE + load_any(comp) + _fast_load(comp, x) + body
 
 
 @functools.cache
@@ -363,7 +376,7 @@ def attend_kernel(out: dt.DataType) -> tuple[str, str]:
                       "OM": ctype(out).math, "osize": out.itemsize, "R": ROWS_PER_BLOCK,
                       "MAXD": MAX_DIM, "CHUNK": CHUNK,
                       "exp": "exp" if comp is dt.float64 else "expf"}  # fmt: skip
-    return name, PREAMBLE + load_any(comp) + body
+    return name, PREAMBLE + load_any(comp) + _fast_load(comp, out) + body
 
 
 @functools.cache
@@ -372,7 +385,7 @@ def gather_matmul_kernel(out: dt.DataType) -> tuple[str, str]:
     name = f"pgk_gather_matmul_{out.name}"
     body = _GATHER_MM % {"name": name, "C": ctype(comp).math, "CN": comp.name, "O": out.name,
                          "OM": ctype(out).math, "osize": out.itemsize}  # fmt: skip
-    return name, PREAMBLE + load_any(comp) + body
+    return name, PREAMBLE + load_any(comp) + _fast_load(comp, out) + body
 
 
 @functools.cache
@@ -382,7 +395,7 @@ def add_rmsnorm_kernel(total: dt.DataType, out: dt.DataType) -> tuple[str, str]:
     body = _ADD_RMSNORM % {"name": name, "C": ctype(comp).math, "CN": comp.name,
                            "S": total.name, "SM": ctype(total).math, "tsize": total.itemsize,
                            "O": out.name, "OM": ctype(out).math, "osize": out.itemsize}  # fmt: skip
-    return name, PREAMBLE + load_any(comp) + body
+    return name, PREAMBLE + load_any(comp) + _fast_load(comp, total) + body
 
 
 @functools.cache
@@ -400,7 +413,7 @@ def linear_rows_kernel(out: dt.DataType, vector_of: dt.DataType | None) -> tuple
         name = f"pgk_linear_rows_vec_{vector_of.name}_{out.name}"
         body = _ROWS_VECTOR % {"lo": lo, "hi": hi}
     src = _LINEAR_ROWS.replace("%(body)s", body.replace("%", "%%")) % dict(fill, name=name)
-    return name, PREAMBLE + load_any(comp) + extra + src
+    return name, PREAMBLE + load_any(comp) + _fast_load(comp, out) + extra + src
 
 
 FLOATS = (dt.float16, dt.bfloat16, dt.float32, dt.float64)
