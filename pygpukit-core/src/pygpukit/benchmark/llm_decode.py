@@ -95,7 +95,8 @@ def weight_bytes_per_step(shape: dict[str, int]) -> int:
 
 
 def run_llm(case: SpecialCase, bench: Bench) -> Row:
-    row = Row(case.family, case.op, case.case, unit="tok/s", tol=5e-2)
+    # bf16 through 22-32 layers by two different op orders: ~1e-2 apart; a bug is ~1
+    row = Row(case.family, case.op, case.case, unit="tok/s", tol=1e-1)
     if bench.device.type != "cuda":
         row.status, row.note = MISSING, f"a GPU case; this run is on {bench.device}"
         return row
