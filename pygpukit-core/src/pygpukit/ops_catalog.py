@@ -156,6 +156,8 @@ _TABLE: list[tuple[str, str, str, str, str]] = [
      "rope with table rows at device positions (B, S)"),
     ("kv_cache_write", "decode", "(cache, new, slots)", "None",
      "cache[b, :, slots[b] + s] = new[b, :, s]"),
+    ("kv_cache_write_pair", "decode", "(keys, values, new_keys, new_values, slots)", "None",
+     "kv_cache_write of keys and values at once"),
     ("sdpa_causal_cache", "decode", "(q, k, v, starts, ends, out, scale, window)", "None",
      "causal attention over cache slots [starts[b], ends[b]), optional sliding window"),
     ("gather_matmul", "decode", "(x, weights, ids, out)", "None",

@@ -61,15 +61,26 @@ def rope_at_inplace(q: GPUArray, k: GPUArray, cos: GPUArray, sin: GPUArray,
                    ctype(sin.dtype).code, ctype(positions.dtype).code))  # fmt: skip
 
 
-def kv_cache_write(cache: GPUArray, new: GPUArray, slots: GPUArray) -> None:
-    b, h, s, d = new.shape
-    name, src = ks.kv_write_kernel(cache.dtype)
-    index = cache.device.index
-    fn = launcher.function(index, name, src, "@QQQ" + "q" * 14 + "ii")
-    fn.launch(_grid(index, new.size), (BLOCK,),
-              (_ptr(cache), _ptr(new), _ptr(slots), b, h, s, d, cache.shape[2], *cache.strides,
-               *new.strides, slots.strides[0], ctype(new.dtype).code,
+def _kv_write(pairs: list[tuple[GPUArray, GPUArray]], slots: GPUArray) -> None:
+    (c0, n0), (c1, n1) = pairs[0], pairs[-1]
+    b, h, s, d = n0.shape
+    name, src = ks.kv_write_kernel(c0.dtype)
+    index = c0.device.index
+    fn = launcher.function(index, name, src, "@QQQQQ" + "q" * 23 + "iii")
+    fn.launch(_grid(index, len(pairs) * n0.size), (BLOCK,),
+              (_ptr(c0), _ptr(c1), _ptr(n0), _ptr(n1), _ptr(slots), len(pairs), b, h, s, d,
+               c0.shape[2], *c0.strides, *c1.strides, *n0.strides, *n1.strides,
+               slots.strides[0], ctype(n0.dtype).code, ctype(n1.dtype).code,
                ctype(slots.dtype).code))  # fmt: skip
+
+
+def kv_cache_write(cache: GPUArray, new: GPUArray, slots: GPUArray) -> None:
+    _kv_write([(cache, new)], slots)
+
+
+def kv_cache_write_pair(keys: GPUArray, values: GPUArray, new_keys: GPUArray,
+                        new_values: GPUArray, slots: GPUArray) -> None:  # fmt: skip
+    _kv_write([(keys, new_keys), (values, new_values)], slots)
 
 
 def sdpa_causal_cache(q: GPUArray, k: GPUArray, v: GPUArray, starts: GPUArray, ends: GPUArray,
@@ -172,6 +183,7 @@ def register(provider: KernelProvider) -> None:
     """Add the decode-step kernels to `provider`."""
     for op, fn in (("embedding", embedding), ("rope_at_inplace", rope_at_inplace),
                    ("kv_cache_write", kv_cache_write),
+                   ("kv_cache_write_pair", kv_cache_write_pair),
                    ("sdpa_causal_cache", sdpa_causal_cache),
                    ("gather_matmul", gather_matmul), ("silu_mul", silu_mul),
                    ("add_rmsnorm", add_rmsnorm), ("linear_rows", linear_rows)):  # fmt: skip

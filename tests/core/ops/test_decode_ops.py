@@ -151,6 +151,25 @@ def test_kv_cache_write_at_slots(device: str, dtype: str) -> None:
     np.testing.assert_array_equal(_back(gc), want)
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_kv_cache_write_pair_writes_both(device: str) -> None:
+    rng = np.random.default_rng(12)
+    keys = _put(rng.standard_normal((2, 3, 9, 4)), "bfloat16", device)
+    values = _put(rng.standard_normal((2, 3, 9, 4)), "bfloat16", device)
+    new_k = _put(rng.standard_normal((2, 1, 3, 4)), "float32", device).transpose(0, 2, 1, 3)
+    new_v = _put(rng.standard_normal((2, 3, 1, 4)), "bfloat16", device)
+    slots = gp.asarray(np.array([2, 8]), device=device)
+    want_k, want_v = keys.copy(), values.copy()
+    gp.kv_cache_write(want_k, new_k, slots)
+    gp.kv_cache_write(want_v, new_v, slots)
+    gp.kv_cache_write_pair(keys, values, new_k, new_v, slots)
+    np.testing.assert_array_equal(_back(keys), _back(want_k))
+    np.testing.assert_array_equal(_back(values), _back(want_v))
+    longer = _put(rng.standard_normal((2, 3, 2, 4)), "bfloat16", device)
+    with pytest.raises(ValueError, match="must have one shape"):
+        gp.kv_cache_write_pair(keys, values, new_k, longer, slots)
+
+
 def test_kv_cache_write_bad_input() -> None:
     cache = gp.zeros((1, 2, 4, 3))
     with pytest.raises(IndexError, match="slot 2 is outside"):

@@ -20,6 +20,8 @@ Kernel calling conventions:
   any operand is float64).
 - ``kv_cache_write``: ``kernel(cache, new, slots)``: ``cache (B, H, L, D)``,
   ``new (B, H, S, D)``; ``cache[b, :, slots[b] + s] = new[b, :, s]`` in cache's dtype.
+- ``kv_cache_write_pair``: ``kernel(keys, values, new_keys, new_values, slots)``: the
+  same for both caches at once (one shape and dtype each).
 - ``sdpa_causal_cache``: ``kernel(q, k, v, starts, ends, out, scale, window)``:
   ``q (B, Hq, Sq, D)``, ``k (B, Hkv, L, D)``, ``v (B, Hkv, L, Dv)``, ``starts``/``ends``
   ``(B,)``, ``out (B, Hq, Sq, Dv)`` contiguous. Query ``i`` of row ``b`` sits at slot
@@ -53,7 +55,7 @@ from ._core import device_of, empty, kernel_on
 
 __all__ = [
     "embedding", "gather_matmul", "kv_cache_write", "rope_at_inplace", "sdpa_causal_cache",
-    "silu_mul", "add_rmsnorm", "linear_rows",
+    "silu_mul", "add_rmsnorm", "linear_rows", "kv_cache_write_pair",
 ]  # fmt: skip
 
 
@@ -155,11 +157,7 @@ def rope_at_inplace(
         fn(q, k, cos, sin, positions)
 
 
-def kv_cache_write(
-    cache: GPUArray, new: GPUArray, slots: GPUArray, /, *, backend: str | None = None
-) -> None:
-    """cache[b, :, slots[b] : slots[b] + S] = new[b] for cache (B, H, L, D), new (B, H, S, D)."""
-    op = "kv_cache_write"
+def _check_kv(op: str, cache: GPUArray, new: GPUArray, slots: GPUArray) -> None:
     for name, x in (("cache", cache), ("new", new)):
         _array(op, name, x)
         _floating(op, name, x)
@@ -174,10 +172,46 @@ def kv_cache_write(
     _writable(op, "cache", cache)
     if new.buffer is cache.buffer:
         raise ValueError(f"{op}: new shares memory with the cache; pass a copy")
+
+
+def kv_cache_write(
+    cache: GPUArray, new: GPUArray, slots: GPUArray, /, *, backend: str | None = None
+) -> None:
+    """cache[b, :, slots[b] : slots[b] + S] = new[b] for cache (B, H, L, D), new (B, H, S, D)."""
+    op = "kv_cache_write"
+    _check_kv(op, cache, new, slots)
     device = device_of(cache, new, slots)
     fn = kernel_on(op, device, (cache.dtype, new.dtype, slots.dtype), backend)
     if new.size:
         fn(cache, new, slots)
+
+
+def kv_cache_write_pair(
+    keys: GPUArray,
+    values: GPUArray,
+    new_keys: GPUArray,
+    new_values: GPUArray,
+    slots: GPUArray,
+    /,
+    *,
+    backend: str | None = None,
+) -> None:
+    """kv_cache_write of keys and of values in one call (one launch on a GPU): both caches
+    of one shape and dtype, both new blocks of one shape."""
+    op = "kv_cache_write_pair"
+    _check_kv(op, keys, new_keys, slots)
+    _check_kv(op, values, new_values, slots)
+    if keys.shape != values.shape or keys.dtype != values.dtype:
+        raise ValueError(f"{op}: keys {keys.shape} {keys.dtype.name} and values {values.shape} "
+                         f"{values.dtype.name} differ; write them with kv_cache_write")  # fmt: skip
+    if new_keys.shape != new_values.shape or keys.buffer is values.buffer:
+        raise ValueError(f"{op}: new keys {new_keys.shape} and values {new_values.shape} must "
+                         "have one shape, and the caches must be separate arrays")  # fmt: skip
+    device = device_of(keys, values, new_keys, new_values, slots)
+    dtypes = (keys.dtype, values.dtype, new_keys.dtype, new_values.dtype, slots.dtype)
+    fn = kernel_on(op, device, dtypes, backend)
+    if new_keys.size:
+        fn(keys, values, new_keys, new_values, slots)
 
 
 def sdpa_causal_cache(

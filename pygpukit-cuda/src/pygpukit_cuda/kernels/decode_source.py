@@ -69,18 +69,29 @@ extern "C" __global__ void %(name)s(char* x0, char* x1, const char* cs, const ch
 """
 
 _KV_WRITE = r"""
-extern "C" __global__ void %(name)s(char* cache, const char* src, const char* slots,
-    long long B, long long H, long long S, long long D, long long L,
-    long long cb, long long ch, long long cl, long long cd,
-    long long nb, long long nh, long long ns, long long nd, long long sb, int ncode, int scode) {
-  PGK_GRID_LOOP(i, B * H * S * D) {
+// one or two (cache, new) pairs of one shape: elements [n, 2n) belong to the second pair
+extern "C" __global__ void %(name)s(char* cache0, char* cache1, const char* src0,
+    const char* src1, const char* slots, long long pairs, long long B, long long H,
+    long long S, long long D, long long L,
+    long long cb0, long long ch0, long long cl0, long long cd0,
+    long long cb1, long long ch1, long long cl1, long long cd1,
+    long long nb0, long long nh0, long long ns0, long long nd0,
+    long long nb1, long long nh1, long long ns1, long long nd1, long long sb, int ncode0,
+    int ncode1, int scode) {
+  const long long n = B * H * S * D;
+  PGK_GRID_LOOP(j, pairs * n) {
+    const bool second = j >= n;
+    const long long i = second ? j - n : j;
     long long d = i %% D, rest = i / D;
     long long s = rest %% S; rest /= S;
     long long h = rest %% H, b = rest / H;
     long long t = pgk_load_i64(slots + b * sb, scode) + s;
     if (t < 0 || t >= L) continue;
-    %(M)s v = pgk_load_as_%(T)s(src + b * nb + h * nh + s * ns + d * nd, ncode);
-    pgk_st_%(T)s(cache + b * cb + h * ch + t * cl + d * cd, v);
+    const char* src = second ? src1 + b * nb1 + h * nh1 + s * ns1 + d * nd1
+                             : src0 + b * nb0 + h * nh0 + s * ns0 + d * nd0;
+    char* dst = second ? cache1 + b * cb1 + h * ch1 + t * cl1 + d * cd1
+                       : cache0 + b * cb0 + h * ch0 + t * cl0 + d * cd0;
+    pgk_st_%(T)s(dst, pgk_load_as_%(T)s(src, second ? ncode1 : ncode0));
   }
 }
 """

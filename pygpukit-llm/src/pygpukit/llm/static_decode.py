@@ -232,8 +232,8 @@ class StaticDecoder:
             if self.cos is not None and self.sin is not None:
                 gp.rope_at_inplace(q, k, self.cos, self.sin, self.positions)
             keys, values = cache.keys[i], cache.values[i]
-            gp.kv_cache_write(keys, k.transpose(0, 2, 1, 3), self.slots)
-            gp.kv_cache_write(values, v.transpose(0, 2, 1, 3), self.slots)
+            gp.kv_cache_write_pair(keys, values, k.transpose(0, 2, 1, 3),
+                                   v.transpose(0, 2, 1, 3), self.slots)  # fmt: skip
             attn = gp.sdpa_causal_cache(q.transpose(0, 2, 1, 3), keys, values, self.starts,
                                         self.ends, window=self.window)  # fmt: skip
             merged = attn.transpose(0, 2, 1, 3).reshape((batch, -1))

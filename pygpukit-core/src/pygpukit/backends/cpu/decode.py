@@ -52,6 +52,12 @@ def kv_cache_write(cache: GPUArray, new: GPUArray, slots: GPUArray) -> None:
         target[b, :, start : start + seq] = source[b]
 
 
+def kv_cache_write_pair(keys: GPUArray, values: GPUArray, new_keys: GPUArray,
+                        new_values: GPUArray, slots: GPUArray) -> None:  # fmt: skip
+    kv_cache_write(keys, new_keys, slots)
+    kv_cache_write(values, new_values, slots)
+
+
 def sdpa_causal_cache(q: GPUArray, k: GPUArray, v: GPUArray, starts: GPUArray, ends: GPUArray,
                       out: GPUArray, scale: float, window: int) -> None:  # fmt: skip
     b_, hq, sq, d = q.shape
@@ -111,6 +117,7 @@ def register(provider: KernelProvider) -> None:
     provider.add("embedding", embedding, (*FLOAT_DTYPES, *index))
     provider.add("rope_at_inplace", rope_at, (*FLOAT_DTYPES, *index))
     provider.add("kv_cache_write", kv_cache_write, (*FLOAT_DTYPES, *index))
+    provider.add("kv_cache_write_pair", kv_cache_write_pair, (*FLOAT_DTYPES, *index))
     provider.add("sdpa_causal_cache", sdpa_causal_cache, (*FLOAT_DTYPES, *index))
     provider.add("gather_matmul", gather_matmul, (*FLOAT_DTYPES, *index))
     provider.add("silu_mul", silu_mul, FLOAT_DTYPES)
