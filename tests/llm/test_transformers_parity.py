@@ -156,6 +156,19 @@ def test_greedy_tokens_match(saved: tuple[Any, Path]) -> None:
     assert got == want
 
 
+def test_greedy_64_steps_match(saved: tuple[Any, Path]) -> None:
+    """The issue's bar: 64 greedy float32 steps, token for token, through the static decode
+    step (a CUDA graph on a GPU; the same step eagerly on the CPU)."""
+    import torch
+
+    ref, ours = saved[0], _ours(saved[1])
+    prompt = np.random.default_rng(9).integers(3, VOCAB, size=6)
+    with torch.no_grad():
+        want = ref.generate(torch.from_numpy(prompt[None]), max_new_tokens=64, do_sample=False)
+    got = ours.generate(prompt.tolist(), max_new_tokens=64, stop_token_ids=[], use_graph=True)
+    assert got == want[0].tolist()
+
+
 def test_left_padded_batch_matches(saved: tuple[Any, Path]) -> None:
     import torch
 

@@ -169,6 +169,22 @@ _TABLE: list[tuple[str, str, str, str, str]] = [
     ("svd", "factorizations", "(x, u, s, vh, full_matrices)", "None",
      "x = u diag(s) vh, s descending"),
     ("svdvals", "factorizations", "(x, s)", "None", "singular values, descending"),
+    ("embedding", "decode", "(weight, ids, out)", "None", "rows of weight at device ids"),
+    ("rope_at_inplace", "decode", "(q, k, cos, sin, positions)", "None",
+     "rope with table rows at device positions (B, S)"),
+    ("kv_cache_write", "decode", "(cache, new, slots)", "None",
+     "cache[b, :, slots[b] + s] = new[b, :, s]"),
+    ("kv_cache_write_pair", "decode", "(keys, values, new_keys, new_values, slots)", "None",
+     "kv_cache_write of keys and values at once"),
+    ("sdpa_causal_cache", "decode", "(q, k, v, starts, ends, out, scale, window)", "None",
+     "causal attention over cache slots [starts[b], ends[b]), optional sliding window"),
+    ("gather_matmul", "decode", "(x, weights, ids, out)", "None",
+     "out[t] = weights[ids[t]] @ x[t] (per-row expert matrices)"),
+    ("silu_mul", "decode", "(gate, up, out)", "None", "silu(gate) * up in one pass"),
+    ("add_rmsnorm", "decode", "(x, y, gamma, total, out, eps)", "None",
+     "total = x + y; out = rmsnorm(total) in one pass"),
+    ("linear_rows", "decode", "(x, weight, out)", "None",
+     "x (M <= 8, K) @ weight (N, K).T: decode-step matrix-vector products"),
 ]  # fmt: skip
 
 _conventions: dict[str, Convention] = {

@@ -364,11 +364,12 @@ def make_provider() -> KernelProvider:
     for op in BINARY:
         provider.add(op, _binary(op), elementwise_dtypes)
     provider.add("where", where)
-    from . import linalg_nn, linalg_solver, matmul
+    from . import decode_ops, linalg_nn, linalg_solver, matmul
 
     matmul.register(provider)
     linalg_nn.register(provider)
     linalg_solver.register(provider)
+    decode_ops.register(provider)
     movement.register(provider)
     from . import creation, nn, reductions
 

@@ -18,10 +18,10 @@ from .results import Work
 #: families in the order they run
 FAMILIES = (
     "elementwise", "reductions", "matmul", "attention", "tiny", "compile", "transfer", "launch",
-    "qos",
+    "llm", "qos",
 )  # fmt: skip
-#: families run only when named: the qos family takes a minute of the GPU to itself
-OPT_IN = ("qos",)
+#: families run only when named: each takes a minute or more of the GPU to itself
+OPT_IN = ("qos", "llm")
 
 
 @dataclass
@@ -43,11 +43,17 @@ class Sizes:
     transfer: list[int] = field(default_factory=lambda: [2**18, 2**24, 2**28])
     #: sequence lengths of the causal attention cases (16 heads, one batch)
     seq: list[int] = field(default_factory=lambda: [2048])
+    #: decode batch sizes of the llm family (batch 1 runs every model shape, larger
+    #: batches the TinyLlama shape), and the size in MB of its checkpoint-load case
+    llm_batch: list[int] = field(default_factory=lambda: [1, 8, 32])
+    llm_load_mb: list[int] = field(default_factory=lambda: [2000])
 
     @classmethod
     def preset(cls, device_type: str, quick: bool) -> Sizes:
         if quick:
-            return cls([2**12, 2**16], [16], [4096], [64, 128], [500], [2**10, 2**16], [64])
+            sizes = cls([2**12, 2**16], [16], [4096], [64, 128], [500], [2**10, 2**16], [64])
+            sizes.llm_batch, sizes.llm_load_mb = [1], [200]  # one small model, 200 MB
+            return sizes
         if device_type == "cpu":  # NumPy's float16 matmul has no BLAS: keep it small
             return cls([2**20, 2**24], [1024], [4096], [256, 512], [5000], [2**18], [256])
         return cls([2**20, 2**28], [8192], [4096], [1024, 4096, 8192], [5000])
@@ -447,6 +453,7 @@ BUILDERS: dict[str, Callable[[Sizes], list[Case]]] = {
     "transfer": transfer,
     "launch": lambda sizes: _launch_cases(sizes.calls),
     "qos": lambda sizes: _qos_cases(),
+    "llm": lambda sizes: _llm_cases(sizes),
 }
 
 
@@ -454,6 +461,12 @@ def _qos_cases() -> list[Case]:
     from .qos import cases  # its own module: it imports the runner
 
     return list(cases())
+
+
+def _llm_cases(sizes: Sizes) -> list[Case]:
+    from .llm_decode import cases  # its own module: it imports the runner
+
+    return list(cases(sizes.llm_batch, sizes.llm_load_mb, quick=sizes.llm_batch == [1]))
 
 
 def _launch_cases(calls: list[int]) -> list[Case]:

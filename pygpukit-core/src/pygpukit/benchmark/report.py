@@ -48,7 +48,7 @@ def fmt_rate(value: float | None, unit: str) -> str:
 
 def fmt_rates(row: Row) -> str:
     """'2318 / 3030 GB/s': pygpukit's rate and the fastest peer's ('-' where none)."""
-    if row.unit not in ("GB/s", "TFLOP/s"):
+    if row.unit not in ("GB/s", "TFLOP/s", "tok/s"):
         return "-"
     best = max((p.rate for p in row.peers if p.rate is not None), default=None)
     if row.rate is None and best is None:

@@ -351,6 +351,10 @@ def _compile_peer(case: SpecialCase, peer: Peer, bench: Bench) -> PeerResult:
 def run_special(case: SpecialCase, bench: Bench) -> Row:
     if case.kind == "tiny":
         return run_tiny(case, bench)
+    if case.kind.startswith("llm_"):
+        from .llm_decode import run_llm
+
+        return run_llm(case, bench)
     if case.kind.startswith("launch_"):
         from .launch_path import run_launch
 

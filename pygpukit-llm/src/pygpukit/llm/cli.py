@@ -24,6 +24,8 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sample", action="store_true", help="sample even at temperature 1")
     p.add_argument("--stop", action="append", default=[], help="stop string (repeatable)")
     p.add_argument("--quiet", action="store_true", help="no loading progress bar")
+    p.add_argument("--no-graph", action="store_true",
+                   help="decode op by op (no CUDA graph, host sampling)")  # fmt: skip
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -54,6 +56,7 @@ def _generation_options(args: argparse.Namespace) -> dict[str, Any]:
         seed=args.seed,
         do_sample=True if args.sample else None,
         stop_strings=tuple(args.stop),
+        use_graph=False if args.no_graph else None,
     )
 
 

@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .device_sampling import sample_on_device
 from .sampling import SamplingParams, choose_tokens
+from .static_decode import StaticDecoder
 
 if TYPE_CHECKING:
     from .model import CausalTransformerModel
@@ -37,6 +39,12 @@ class GenerationConfig:
     stop_strings: Sequence[str] = ()
     tokenizer: Any = None  # decodes tokens for stop_strings and streamed text
     pad_token_id: int | None = None
+    #: decode through a StaticDecoder replayed from a CUDA graph; None: on CUDA devices
+    #: (models it cannot capture run the same static step eagerly), False: the eager path
+    use_graph: bool | None = None
+    #: with the static decoder, draw samples on the device (float32; see device_sampling)
+    #: instead of copying the logits to the host; None: on CUDA devices
+    sample_on_device: bool | None = None
 
     @classmethod
     def build(cls, config: GenerationConfig | None, options: dict[str, Any]) -> GenerationConfig:
@@ -129,11 +137,24 @@ def _decode_steps(
         mask[b, longest - len(row) :] = True
     cache = model.new_cache(batch, longest + cfg.max_new_tokens)
     logits = model(ids, cache, mask, last_only=True).to_numpy()
+    decoder = _static_decoder(model, cache, cfg)
+    # greedy without penalties: the device chooses and feeds back; the host reads the ids
+    on_device = decoder is not None and not params.do_sample and params.repetition_penalty == 1
+    device_draws = (
+        decoder is not None
+        and params.do_sample
+        and params.repetition_penalty == 1
+        and (cfg.sample_on_device or (cfg.sample_on_device is None and model.device.type == "cuda"))
+    )
+    chosen: Any = None
     seen = [np.asarray(r, dtype=np.int64) for r in rows]
     generated: list[list[int]] = [[] for _ in rows]
     done: list[str | None] = [None] * batch
     for step in range(cfg.max_new_tokens):
-        tokens = choose_tokens(logits, params, rng, seen)
+        if chosen is not None:
+            tokens = chosen.to_numpy().astype(np.int64)
+        else:
+            tokens = choose_tokens(logits, params, rng, seen)
         reasons: list[str | None] = [None] * batch
         for b in range(batch):
             if done[b] is not None:
@@ -148,7 +169,26 @@ def _decode_steps(
         done = [d if d is not None else r for d, r in zip(done, reasons, strict=True)]
         if all(d is not None for d in done):
             return
-        logits = model(tokens[:, None], cache, last_only=True).to_numpy()
+        if decoder is None:
+            logits = model(tokens[:, None], cache, last_only=True).to_numpy()
+        elif on_device:
+            chosen = decoder.step(tokens if step == 0 else None)[1]
+        elif device_draws:
+            chosen = sample_on_device(decoder.step(tokens)[0], params, rng)
+        else:
+            logits = decoder.step(tokens)[0].to_numpy()
+
+
+def _static_decoder(
+    model: CausalTransformerModel, cache: Any, cfg: GenerationConfig
+) -> StaticDecoder | None:
+    """The StaticDecoder `cfg.use_graph` asks for, or None for the eager path."""
+    if cfg.use_graph is False or (cfg.use_graph is None and model.device.type != "cuda"):
+        return None
+    scaling = model.config.rope_scaling or {}
+    if scaling.get("rope_type", scaling.get("type")) == "dynamic":
+        return None  # its tables change with the length: the eager path recomputes them
+    return StaticDecoder(model, cache, use_graph=True)
 
 
 def generate(

@@ -13,6 +13,7 @@ from ..._providers import KernelProvider
 from ...hookspecs import hookimpl
 from . import (
     copying,
+    decode,
     elementwise,
     factorizations,
     fft,
@@ -34,8 +35,8 @@ def make_provider() -> KernelProvider:
     provider = KernelProvider(
         "cpu", device_type="cpu", priority=0, description="NumPy kernels on host memory"
     )
-    for module in (copying, elementwise, factorizations, fft, indexing, linalg, manipulation,
-                   nn, searching, sets, sorting, statistical):  # fmt: skip
+    for module in (copying, decode, elementwise, factorizations, fft, indexing, linalg,
+                   manipulation, nn, searching, sets, sorting, statistical):  # fmt: skip
         module.register(provider)
     return provider
 

@@ -1,0 +1,27 @@
+"""The decode-step kernels (embedding, rope_at, kv write, cache attention) compile to CUBIN
+for sm_80 and sm_90 (no GPU needed) without register spills."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("pygpukit_cuda._native")
+
+from pygpukit_cuda import _loader, compiler
+from pygpukit_cuda.kernels import decode_source
+
+
+@pytest.mark.skipif(not _loader.is_nvrtc_available(), reason="no NVRTC")
+@pytest.mark.parametrize("arch", [80, 90])
+@pytest.mark.parametrize("name_src", decode_source.all_sources(), ids=lambda x: x[0])
+def test_decode_kernels_compile(arch: int, name_src: tuple[str, str]) -> None:
+    name, src = name_src
+    options = [*compiler.BASE_OPTIONS, f"-arch=sm_{arch}"]
+    ok, image, log = _loader.nvrtc().compile(src, f"{name}.cu", options, True)
+    assert ok, log
+    assert image[:4] == b"\x7fELF"
+
+
+def test_names_are_unique() -> None:
+    names = [n for n, _ in decode_source.all_sources()]
+    assert len(names) == len(set(names))
