@@ -1,0 +1,164 @@
+"""Complex arithmetic on cuda that mixes the parts (multiply, divide, square, exp, log, sqrt,
+the finiteness tests): small NVRTC kernels over a complex struct of our own.
+
+Every operand reaches the kernel as an array of the compute dtype: a Python scalar becomes a
+0-d array filled on the device (no host transfer, so this works inside a graph capture), an
+operand of another dtype a converted copy. The kernel walks the output's elements with the
+provider's strided layout (`provider.layout`, ``PgkLayout``), so views and broadcasting
+need no copies. Formulas follow NumPy's where it documents them: division is Smith's
+scaled algorithm (no overflow for large divisors), a zero divisor gives inf/nan parts.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from pygpukit import GPUArray
+from pygpukit.core import dtypes as dt
+
+from . import launcher
+from .device_facts import BLOCK, sm_count
+from .kernels.preamble import PREAMBLE
+from .kernels.source import LAYOUT_FORMAT
+
+UNARY_OPS = frozenset({"square", "exp", "log", "sqrt", "isnan", "isinf", "isfinite"})
+BINARY_OPS = frozenset({"multiply", "divide"})
+_TO_BOOL = frozenset({"isnan", "isinf", "isfinite"})
+
+# C over `a` (and `b`) of struct type CX with parts of type R; `F` is the float-function
+# suffix ("f" for float). Each gives the statement computing `r` (CX) or `t` (bool).
+_BODIES = {
+    "multiply": "CX r = pgk_cx_mul(a, b);",
+    "square": "CX r = pgk_cx_mul(a, a);",
+    "divide": "CX r = pgk_cx_div(a, b);",
+    "exp": (
+        "CX r;\n"
+        "    if (a.im == (R)0) { r.re = expF(a.re); r.im = a.im; }\n"
+        "    else { R e = expF(a.re); r.re = e * cosF(a.im); r.im = e * sinF(a.im); }"
+    ),
+    "log": "CX r; r.re = logF(hypotF(a.re, a.im)); r.im = atan2F(a.im, a.re);",
+    "sqrt": "CX r = pgk_cx_sqrt(a);",
+    "isnan": "bool t = a.re != a.re || a.im != a.im;",
+    "isinf": "bool t = pgk_isinf(a.re) || pgk_isinf(a.im);",
+    "isfinite": "bool t = (a.re - a.re) == (a.re - a.re) && (a.im - a.im) == (a.im - a.im);",
+}
+
+_HELPERS = r"""
+struct CX { R re, im; };
+__device__ __forceinline__ bool pgk_isinf(R x) { return x == x && (x - x) != (x - x); }
+__device__ __forceinline__ CX pgk_cx_mul(CX a, CX b) {
+  CX r; r.re = a.re * b.re - a.im * b.im; r.im = a.re * b.im + a.im * b.re; return r;
+}
+// Smith's algorithm: divide by the larger part of b first, so |b|^2 is never formed.
+__device__ __forceinline__ CX pgk_cx_div(CX a, CX b) {
+  CX r;
+  R ar = fabsF(b.re), ai = fabsF(b.im);
+  if (ar >= ai) {
+    if (ar == (R)0 && ai == (R)0) { r.re = a.re / ar; r.im = a.im / ar; return r; }
+    R q = b.im / b.re, s = (R)1 / (b.re + b.im * q);
+    r.re = (a.re + a.im * q) * s; r.im = (a.im - a.re * q) * s;
+  } else {
+    R q = b.re / b.im, s = (R)1 / (b.im + b.re * q);
+    r.re = (a.re * q + a.im) * s; r.im = (a.im * q - a.re) * s;
+  }
+  return r;
+}
+// The principal square root: real part >= 0, imaginary part with the sign of a.im.
+__device__ __forceinline__ CX pgk_cx_sqrt(CX a) {
+  CX r;
+  if (a.re == (R)0 && a.im == (R)0) { r.re = (R)0; r.im = a.im; return r; }
+  if (pgk_isinf(a.im)) { r.re = fabsF(a.im); r.im = a.im; return r; }
+  R t = sqrtF(((R)0.5) * (fabsF(a.re) + hypotF(a.re, a.im)));
+  if (a.re >= (R)0) { r.re = t; r.im = a.im / ((R)2 * t); }
+  else { r.re = fabsF(a.im) / ((R)2 * t); r.im = copysignF(t, a.im); }
+  return r;
+}
+"""
+
+
+@functools.cache
+def _kernel(op: str, dtype: dt.DataType) -> tuple[str, str, str]:
+    """(name, source, struct format) of op's kernel for complex `dtype`."""
+    double = dtype is dt.complex128
+    r, f = ("double", "") if double else ("float", "f")
+    binary = op in BINARY_OPS
+    name = f"pgk_cx_{op}_{dtype.name}"
+    loads = "CX a = *(const CX*)(pa + o[1]);"
+    if binary:
+        loads += " CX b = *(const CX*)(pb + o[2]);"
+    store = (
+        "*(unsigned char*)(out + o[0]) = t ? 1 : 0;"
+        if op in _TO_BOOL
+        else "*(CX*)(out + o[0]) = r;"
+    )
+    nops = 3 if binary else 2
+    params = "char* out, const char* pa" + (", const char* pb" if binary else "")
+    body = (
+        f'extern "C" __global__ void {name}({params}, PgkLayout L) {{\n'
+        f"  PGK_GRID_LOOP(i, L.n) {{\n"
+        f"    long long o[{nops}];\n"
+        f"    pgk_offsets<{nops}>(L, i, o);\n"
+        f"    {loads}\n"
+        f"    {_BODIES[op]}\n"
+        f"    {store}\n"
+        f"  }}\n}}\n"
+    )
+    text = _HELPERS + body
+    # the part type and the float-function flavour, spelled out (no templates: NVRTC then
+    # needs no overloads of the C math functions)
+    for fn in ("exp", "cos", "sin", "log", "hypot", "atan2", "fabs", "sqrt", "copysign"):
+        text = text.replace(f"{fn}F(", f"{fn}{f}(")
+    text = text.replace("CX", f"pgk_cx_{r}").replace("(R)", f"({r})").replace("R ", f"{r} ")
+    text = text.replace("(R x)", f"({r} x)")
+    fmt = "@" + "Q" * nops + LAYOUT_FORMAT
+    return name, PREAMBLE + text, fmt
+
+
+def _operand(x: Any, compute: dt.DataType, like: GPUArray) -> GPUArray:
+    """x as an array of `compute` with `like`'s shape (broadcast views stay views)."""
+    from . import complex_planes
+
+    if not isinstance(x, GPUArray):
+        one = GPUArray.empty((), compute, like.device)
+        complex_planes.fill(one, complex(x))
+        return one._view(like.shape, (0,) * like.ndim, one._offset)
+    if x.dtype is compute:
+        return x
+    converted = GPUArray.empty(x.shape, compute, x.device)
+    complex_planes.copy(x, converted)
+    return converted
+
+
+def _launch(op: str, compute: dt.DataType, out: GPUArray, inputs: list[GPUArray]) -> None:
+    from .provider import layout
+
+    arrays = [out, *inputs]
+    n, values = layout(out.shape, [a.strides for a in arrays])
+    if n == 0:
+        return
+    name, src, fmt = _kernel(op, compute)
+    index = out.device.index
+    fn = launcher.function(index, name, src, fmt)
+    grid = max(1, min(-(-n // BLOCK), sm_count(index) * 32))
+    ptrs = [a._buffer.ptr + a._offset for a in arrays]
+    fn.launch((grid,), (BLOCK,), (*ptrs, *values))
+
+
+def unary(op: str, x: GPUArray, out: GPUArray) -> None:
+    """An UNARY_OPS op of complex x (the finiteness tests into a bool out)."""
+    if op not in UNARY_OPS:
+        raise TypeError(f"the cuda backend has no {op} kernel for {x.dtype.name}")
+    _launch(op, x.dtype, out, [x])
+
+
+def binary(op: str, x1: Any, x2: Any, out: GPUArray, compute: dt.DataType) -> None:
+    """A BINARY_OPS op evaluated in complex `compute`."""
+    if op not in BINARY_OPS:
+        raise TypeError(f"the cuda backend has no {op} kernel for {compute.name}")
+    _launch(op, compute, out, [_operand(x1, compute, out), _operand(x2, compute, out)])
+
+
+def sources() -> list[tuple[str, str, str]]:
+    """Every kernel of this module (for the compile test)."""
+    return [_kernel(op, d) for op in sorted(UNARY_OPS | BINARY_OPS) for d in dt.COMPLEX_DTYPES]

@@ -1,0 +1,150 @@
+"""Complex arrays on cuda as two strided real planes: the ops that act on parts separately.
+
+A complex64 array is, in memory, float32 pairs: its real parts are a float32 view with the
+same shape and strides, its imaginary parts the same view 4 bytes further on (8 for
+complex128). The ops whose result is computed part by part (copies, casts, fill, real,
+imag, conj, negation, addition, subtraction, where, sum and mean) or from the two parts of
+one element (abs = hypot(re, im), angle = atan2(im, re), == and != as both parts compared)
+therefore run on the provider's existing real kernels over those views: no new kernel
+source, the same NaN, infinity and signed-zero behaviour as the real ops. The ops that mix
+parts (multiply, divide, ...) are `complex_math`'s NVRTC kernels.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pygpukit import GPUArray
+from pygpukit.core import dtypes as dt
+
+from . import provider
+from .kernels import source
+
+#: elementwise ops served here for complex inputs (compute dtype complex)
+UNARY_OPS = frozenset({"negative", "positive", "abs"})
+BINARY_OPS = frozenset({"add", "subtract", "equal", "not_equal"})
+
+
+def plane(x: GPUArray, imag: bool) -> GPUArray:
+    """The real (or imaginary) parts of complex `x` as a strided real view of its memory."""
+    part = dt.real_of(x.dtype)
+    offset = x._offset + (part.itemsize if imag else 0)
+    return GPUArray(x._buffer, x._shape, part, x._device, x._strides, offset, x._readonly)
+
+
+def raw(x: GPUArray) -> GPUArray:
+    """x's bits as an int64 view (complex128: a trailing axis of two), for exact copies."""
+    if x.dtype is dt.complex64:
+        return GPUArray(x._buffer, x._shape, dt.int64, x._device, x._strides, x._offset)
+    if x.dtype is dt.complex128:
+        return GPUArray(x._buffer, (*x._shape, 2), dt.int64, x._device, (*x._strides, 8),
+                        x._offset)  # fmt: skip
+    return x
+
+
+def raw_copy(src: GPUArray, out: GPUArray) -> None:
+    """out[...] = src bit for bit (same dtype, any strides)."""
+    provider.copy(raw(src), raw(out))
+
+
+def _parts(x: Any, imag: bool) -> Any:
+    """One part of an operand: a plane of a complex array, a real array itself (imaginary
+    part 0), or a part of a Python scalar."""
+    if isinstance(x, GPUArray):
+        if x.dtype.is_complex:
+            return plane(x, imag)
+        return 0 if imag else x
+    z = complex(x)
+    return z.imag if imag else z.real
+
+
+def _run(spec: source.KernelSpec, out: GPUArray, inputs: list[Any]) -> None:
+    provider.run(spec, out, inputs)
+
+
+def _copy_into(part: Any, out: GPUArray) -> None:
+    """A real array (converted) or a real scalar into the real view `out`."""
+    if isinstance(part, GPUArray):
+        provider.copy(part, out)
+    else:
+        provider.fill(out, part)
+
+
+# -- copies, casts and fill --------------------------------------------------------------
+def copy(src: GPUArray, out: GPUArray) -> None:
+    """The copy kernel when either side is complex: real -> complex zero-fills the imaginary
+    parts; complex -> complex converts each part; complex -> real is refused."""
+    if not out.dtype.is_complex:
+        raise TypeError(
+            f"cuda copy: cannot cast {src.dtype.name} to {out.dtype.name} (complex to real "
+            "drops the imaginary part); take gp.real(x) or gp.abs(x) first"
+        )
+    if src.dtype is out.dtype:
+        raw_copy(src, out)
+        return
+    _copy_into(_parts(src, False), plane(out, False))
+    _copy_into(_parts(src, True), plane(out, True))
+
+
+def fill(out: GPUArray, value: bool | int | float | complex) -> None:
+    z = complex(value)
+    provider.fill(plane(out, False), z.real)
+    provider.fill(plane(out, True), z.imag)
+
+
+# -- parts ---------------------------------------------------------------------------------
+def real(x: GPUArray, out: GPUArray) -> None:
+    provider.copy(plane(x, False), out)
+
+
+def imag(x: GPUArray, out: GPUArray) -> None:
+    provider.copy(plane(x, True), out)
+
+
+def conj(x: GPUArray, out: GPUArray) -> None:
+    part = dt.real_of(x.dtype)
+    provider.copy(plane(x, False), plane(out, False))
+    _run(source.unary_kernel("negative", part, part), plane(out, True), [plane(x, True)])
+
+
+def angle(x: GPUArray, out: GPUArray) -> None:
+    part = dt.real_of(x.dtype)
+    _run(source.binary_kernel("atan2", part, part), out, [plane(x, True), plane(x, False)])
+
+
+# -- elementwise ---------------------------------------------------------------------------
+def unary(op: str, x: GPUArray, out: GPUArray) -> None:
+    """A UNARY_OPS op of complex x (abs: into a real out)."""
+    part = dt.real_of(x.dtype)
+    if op == "abs":  # hypot scales, so |x| neither overflows nor underflows needlessly
+        _run(source.binary_kernel("hypot", part, part), out, [plane(x, False), plane(x, True)])
+    elif op == "positive":
+        copy(x, out)
+    else:  # negative
+        spec = source.unary_kernel("negative", part, part)
+        for imag in (False, True):
+            _run(spec, plane(out, imag), [plane(x, imag)])
+
+
+def binary(op: str, x1: Any, x2: Any, out: GPUArray, compute: dt.DataType) -> None:
+    """A BINARY_OPS op evaluated in complex `compute` (== and != into a bool out)."""
+    part = dt.real_of(compute)
+    if op in ("add", "subtract"):
+        spec = source.binary_kernel(op, part, part)
+        for imag in (False, True):
+            _run(spec, plane(out, imag), [_parts(x1, imag), _parts(x2, imag)])
+        return
+    # equal: both parts equal; not_equal: either part differs (NaN parts compare unequal)
+    spec = source.binary_kernel(op, part, dt.bool_)
+    second = GPUArray.empty(out.shape, dt.bool_, out.device)
+    _run(spec, out, [_parts(x1, False), _parts(x2, False)])
+    _run(spec, second, [_parts(x1, True), _parts(x2, True)])
+    joined = "logical_and" if op == "equal" else "logical_or"
+    _run(source.binary_kernel(joined, dt.bool_, dt.bool_), out, [out, second])
+
+
+def where(cond: GPUArray, x1: Any, x2: Any, out: GPUArray) -> None:
+    part = dt.real_of(out.dtype)
+    spec = source.where_kernel(part)
+    for imag in (False, True):
+        _run(spec, plane(out, imag), [cond, _parts(x1, imag), _parts(x2, imag)])
