@@ -148,3 +148,28 @@ def where(cond: GPUArray, x1: Any, x2: Any, out: GPUArray) -> None:
     spec = source.where_kernel(part)
     for imag in (False, True):
         _run(spec, plane(out, imag), [cond, _parts(x1, imag), _parts(x2, imag)])
+
+
+# -- reductions ----------------------------------------------------------------------------
+#: reductions served here for complex inputs: the sum (and mean) of each part
+REDUCTIONS = frozenset({"sum", "mean"})
+
+
+def reduction(op: str, real_kernel: Any) -> Any:
+    """`real_kernel` (a cuda reduction) extended to complex data, part by part."""
+
+    def kernel(x: GPUArray, out: GPUArray, axes: tuple[int, ...], **params: Any) -> None:
+        if x._dtype.kind != "c" and out._dtype.kind != "c":
+            real_kernel(x, out, axes, **params)
+            return
+        if not out.dtype.is_complex:
+            raise TypeError(f"cuda {op}: complex input needs a complex output, got {out.dtype}")
+        for imag in (False, True):
+            part = _parts(x, imag)
+            if isinstance(part, GPUArray):
+                real_kernel(part, plane(out, imag), axes, **params)
+            else:  # a real input: its imaginary parts sum to zero
+                provider.fill(plane(out, imag), 0.0)
+
+    kernel.__name__ = f"cuda_{op}"
+    return kernel
