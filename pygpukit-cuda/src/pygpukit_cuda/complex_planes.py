@@ -25,9 +25,14 @@ UNARY_OPS = frozenset({"negative", "positive", "abs"})
 BINARY_OPS = frozenset({"add", "subtract", "equal", "not_equal"})
 
 
+def part_dtype(dtype: dt.DataType) -> dt.DataType:
+    """The real dtype of a complex dtype's parts: float64 for complex128, else float32."""
+    return dt.float64 if dtype is dt.complex128 else dt.float32
+
+
 def plane(x: GPUArray, imag: bool) -> GPUArray:
     """The real (or imaginary) parts of complex `x` as a strided real view of its memory."""
-    part = dt.real_of(x.dtype)
+    part = part_dtype(x.dtype)
     offset = x._offset + (part.itemsize if imag else 0)
     return GPUArray(x._buffer, x._shape, part, x._device, x._strides, offset, x._readonly)
 
@@ -53,7 +58,7 @@ def _parts(x: Any, imag: bool) -> Any:
     if isinstance(x, GPUArray):
         if x.dtype.is_complex:
             return plane(x, imag)
-        return 0 if imag else x
+        return 0.0 if imag else x
     z = complex(x)
     return z.imag if imag else z.real
 
@@ -102,20 +107,20 @@ def imag(x: GPUArray, out: GPUArray) -> None:
 
 
 def conj(x: GPUArray, out: GPUArray) -> None:
-    part = dt.real_of(x.dtype)
+    part = part_dtype(x.dtype)
     provider.copy(plane(x, False), plane(out, False))
     _run(source.unary_kernel("negative", part, part), plane(out, True), [plane(x, True)])
 
 
 def angle(x: GPUArray, out: GPUArray) -> None:
-    part = dt.real_of(x.dtype)
+    part = part_dtype(x.dtype)
     _run(source.binary_kernel("atan2", part, part), out, [plane(x, True), plane(x, False)])
 
 
 # -- elementwise ---------------------------------------------------------------------------
 def unary(op: str, x: GPUArray, out: GPUArray) -> None:
     """A UNARY_OPS op of complex x (abs: into a real out)."""
-    part = dt.real_of(x.dtype)
+    part = part_dtype(x.dtype)
     if op == "abs":  # hypot scales, so |x| neither overflows nor underflows needlessly
         _run(source.binary_kernel("hypot", part, part), out, [plane(x, False), plane(x, True)])
     elif op == "positive":
@@ -128,7 +133,7 @@ def unary(op: str, x: GPUArray, out: GPUArray) -> None:
 
 def binary(op: str, x1: Any, x2: Any, out: GPUArray, compute: dt.DataType) -> None:
     """A BINARY_OPS op evaluated in complex `compute` (== and != into a bool out)."""
-    part = dt.real_of(compute)
+    part = part_dtype(compute)
     if op in ("add", "subtract"):
         spec = source.binary_kernel(op, part, part)
         for imag in (False, True):
@@ -144,7 +149,7 @@ def binary(op: str, x1: Any, x2: Any, out: GPUArray, compute: dt.DataType) -> No
 
 
 def where(cond: GPUArray, x1: Any, x2: Any, out: GPUArray) -> None:
-    part = dt.real_of(out.dtype)
+    part = part_dtype(out.dtype)
     spec = source.where_kernel(part)
     for imag in (False, True):
         _run(spec, plane(out, imag), [cond, _parts(x1, imag), _parts(x2, imag)])

@@ -127,7 +127,7 @@ def plan(device_index: int, fft_type: int, n: tuple[int, ...], inembed: tuple[in
     lib = library()
     if lib is None:
         raise RuntimeError(_status)
-    if streams.current_stream().capture_pool is not None:
+    if streams.current_stream(device_index).capture_pool is not None:
         # cufftMakePlan allocates and uploads its tables: not allowed inside a capture
         raise RuntimeError(
             f"gp.fft: a new FFT plan (sizes {n}, batch {batch}) cannot be made while a CUDA "

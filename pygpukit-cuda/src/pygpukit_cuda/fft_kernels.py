@@ -162,7 +162,7 @@ def _scale(out: GPUArray, scale: float) -> None:
     if scale == 1.0:
         return
     parts = 2 if out.dtype.is_complex else 1
-    double = dt.real_of(out.dtype) is dt.float64
+    double = out.dtype in (dt.float64, dt.complex128)
     name = "pgk_fft_scale_f64" if double else "pgk_fft_scale_f32"
     fmt = "@Qqd" if double else "@Qqf"
     index = out.device.index
