@@ -18,6 +18,7 @@ from .results import Work
 #: families in the order they run
 FAMILIES = (
     "elementwise", "reductions", "matmul", "attention", "tiny", "compile", "transfer", "launch",
+    "fft",
 )  # fmt: skip
 
 
@@ -125,7 +126,8 @@ class ArrayCase:
         return None
 
     def nbytes_per_set(self) -> int:
-        itemsize = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8}
+        itemsize = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8, "complex64": 8,
+                    "complex128": 16}  # fmt: skip
         return sum(
             int(np.prod(shape)) * itemsize[d]
             for (_, shape), d in zip(self.inputs, self.dtypes, strict=True)
@@ -443,7 +445,14 @@ BUILDERS: dict[str, Callable[[Sizes], list[Case]]] = {
     "compile": compile_family,
     "transfer": transfer,
     "launch": lambda sizes: _launch_cases(sizes.calls),
+    "fft": lambda sizes: _fft_cases(sizes),
 }
+
+
+def _fft_cases(sizes: Sizes) -> list[Case]:
+    from .fourier_cases import cases  # its own module: it builds on this one's classes
+
+    return cases(sizes)
 
 
 def _launch_cases(calls: list[int]) -> list[Case]:
