@@ -110,7 +110,39 @@ def _contiguous(x: GPUArray) -> GPUArray:
 
 def _pass(kind: str, src: GPUArray, dst: GPUArray, axes: tuple[int, ...], direction: int,
           src_private: bool) -> None:  # fmt: skip
-    """dst = the unscaled transform of src over `axes` (at most three): kind c2c, r2c, c2r."""
+    """dst = the unscaled transform of src over `axes` (at most three): kind c2c, r2c, c2r.
+
+    A transform of length 1 is the identity, so such axes are dropped before cuFFT sees
+    them (it is never asked for a size-1 dimension); with none left, a copy (r2c: to
+    complex, c2r: the real parts) does the whole pass."""
+    from . import complex_planes
+
+    sizes = dst.shape if kind == "c2r" else src.shape
+    last = axes[-1]
+    kept = tuple(a for a in axes[:-1] if sizes[a] > 1)
+    if sizes[last] > 1:
+        kept += (last,)
+    elif kind != "c2c":  # the real <-> complex step along a length-1 last axis: a cast
+        if kind == "r2c":
+            complex_planes.copy(src, dst)
+            if kept:
+                _pass("c2c", dst, dst, kept, direction, True)
+        else:
+            if kept:
+                src = _contiguous(src) if not src_private else src
+                _pass("c2c", src, src, kept, cufft.INVERSE, True)
+            complex_planes.real(src, dst)
+        return
+    if not kept:  # c2c over length-1 axes only
+        if src is not dst:
+            complex_planes.raw_copy(src, dst)
+        return
+    _cufft_pass(kind, src, dst, kept, direction, src_private)
+
+
+def _cufft_pass(kind: str, src: GPUArray, dst: GPUArray, axes: tuple[int, ...],
+                direction: int, src_private: bool) -> None:  # fmt: skip
+    """`_pass` over axes of length 2 and more: one cuFFT execution (copies where needed)."""
     if kind == "c2r":
         logical = tuple(dst.shape[a] for a in axes)
         fft_type = _C2R_TYPES[src.dtype.name]
