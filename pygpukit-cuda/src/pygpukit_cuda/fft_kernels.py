@@ -143,6 +143,13 @@ def _pass(kind: str, src: GPUArray, dst: GPUArray, axes: tuple[int, ...], direct
 def _cufft_pass(kind: str, src: GPUArray, dst: GPUArray, axes: tuple[int, ...],
                 direction: int, src_private: bool) -> None:  # fmt: skip
     """`_pass` over axes of length 2 and more: one cuFFT execution (copies where needed)."""
+    key = (kind, src._shape, src._strides, src._dtype.name, dst._shape, dst._strides, axes,
+           src_private, dst._device.index)  # fmt: skip
+    direct = _direct.get(key)
+    if direct is not None:  # the operands fit as they are: straight to the plan
+        plan = cufft.plan(dst._device.index, *direct)
+        cufft.execute(plan, dst._device.index, _ptr(src), _ptr(dst), direction)
+        return
     if kind == "c2r":
         logical = tuple(dst.shape[a] for a in axes)
         fft_type = _C2R_TYPES[src.dtype.name]
@@ -153,7 +160,11 @@ def _cufft_pass(kind: str, src: GPUArray, dst: GPUArray, axes: tuple[int, ...],
     # c2r overwrites its input: it may read only an array of our own
     lay = _layout(src, dst, axes, logical) if src_private or kind != "c2r" else None
     target = None
-    if lay is None:
+    if lay is not None:
+        if len(_direct) >= _DIRECT_MAX:
+            _direct.clear()
+        _direct[key] = (fft_type, *lay)
+    else:
         perm = [a for a in range(src.ndim) if a not in axes] + list(axes)
         moved = tuple(range(src.ndim - len(axes), src.ndim))
         src = _contiguous(_permuted(src, perm))
@@ -170,6 +181,12 @@ def _cufft_pass(kind: str, src: GPUArray, dst: GPUArray, axes: tuple[int, ...],
         from . import complex_planes
 
         complex_planes.raw_copy(dst, target)
+
+
+#: (kind, operand layouts, axes, ...) -> cufft.plan's arguments, for operands that need no
+#: copy: a repeated transform skips the layout search (the plans stay in cufft's one cache)
+_direct: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+_DIRECT_MAX = 1024
 
 
 def _groups(axes: tuple[int, ...]) -> list[tuple[int, ...]]:
