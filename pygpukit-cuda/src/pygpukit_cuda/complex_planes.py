@@ -78,7 +78,14 @@ def _copy_into(part: Any, out: GPUArray) -> None:
 # -- copies, casts and fill --------------------------------------------------------------
 def copy(src: GPUArray, out: GPUArray) -> None:
     """The copy kernel when either side is complex: real -> complex zero-fills the imaginary
-    parts; complex -> complex converts each part; complex -> real is refused."""
+    parts; complex -> complex converts each part; complex -> bool is "either part nonzero"
+    (the standard's rule); complex -> real is refused."""
+    if out.dtype is dt.bool_:
+        provider.copy(plane(src, False), out)
+        second = GPUArray.empty(out.shape, dt.bool_, out.device)
+        provider.copy(plane(src, True), second)
+        _run(source.binary_kernel("logical_or", dt.bool_, dt.bool_), out, [out, second])
+        return
     if not out.dtype.is_complex:
         raise TypeError(
             f"cuda copy: cannot cast {src.dtype.name} to {out.dtype.name} (complex to real "

@@ -40,6 +40,8 @@ def test_casts_and_fill(dtype: type) -> None:
     np.testing.assert_array_equal(gp.asarray(z)[:, ::2].copy().to_numpy(), z[:, ::2])
     full = gp.full((2, 3), 1.5 - 2j, dtype=dtype, device="cuda")
     np.testing.assert_array_equal(full.to_numpy(), np.full((2, 3), 1.5 - 2j, dtype=dtype))
+    flags = np.array([0, 1j, -0.0, complex(np.nan, 0), 2 + 0j], dtype=dtype)
+    np.testing.assert_array_equal(gp.asarray(flags).astype(gp.bool).to_numpy(), flags != 0)
     zeros = gp.zeros((5,), dtype=dtype, device="cuda")
     np.testing.assert_array_equal(zeros.to_numpy(), np.zeros(5, dtype=dtype))
 
