@@ -1,0 +1,203 @@
+"""The complex-as-planes ops on the host: the plane views (offsets, strides, dtypes), scalar
+parts and operand mixes they hand the real kernels are checked by letting NumPy run each
+real kernel on exactly those views (the kernels themselves are checked on the GPU, in
+tests/cuda/gpu/test_cuda_complex.py). Also: the C of the complex-math kernels compiled by
+the host's C++ compiler and compared with NumPy, special values included."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pygpukit as gp
+import pytest
+from pygpukit.backends.cpu.views import view
+
+pytest.importorskip("pygpukit_cuda._native")
+
+from pygpukit_cuda import complex_math, complex_planes, provider
+from pygpukit_cuda.kernels import source
+
+_BINARY = {"add": np.add, "subtract": np.subtract, "atan2": np.arctan2, "hypot": np.hypot,
+           "equal": np.equal, "not_equal": np.not_equal, "logical_and": np.logical_and,
+           "logical_or": np.logical_or}  # fmt: skip
+
+
+def _value(x: Any, dtype: np.dtype) -> Any:
+    return view(x).astype(dtype) if isinstance(x, gp.GPUArray) else dtype.type(x)
+
+
+def _host_run(spec: source.KernelSpec, out: gp.GPUArray, inputs: list[Any]) -> None:
+    """What the real kernel `spec` computes, done by NumPy on the same views."""
+    compute = spec.inputs[-1].to_numpy_dtype()
+    args = [_value(x, d.to_numpy_dtype()) for x, d in zip(inputs, spec.inputs, strict=True)]
+    name = spec.name
+    if name.startswith("pgk_where_"):
+        result = np.where(args[0].astype(bool), args[1], args[2])
+    elif name.startswith("pgk_negative_"):
+        result = np.negative(args[0])
+    else:
+        op = re.match(r"pgk_(\w+?)_(bool|float32|float64)_", name)
+        assert op is not None, name
+        with np.errstate(all="ignore"):
+            result = _BINARY[op.group(1)](*[a.astype(compute) for a in args])
+    view(out)[...] = result
+
+
+@pytest.fixture(autouse=True)
+def host_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(provider, "run", _host_run)
+
+    def copy(src: gp.GPUArray, out: gp.GPUArray) -> None:
+        want = out.dtype.to_numpy_dtype()
+        view(out)[...] = view(src) != 0 if want == np.bool_ else view(src).astype(want)
+
+    monkeypatch.setattr(provider, "copy", copy)
+    monkeypatch.setattr(provider, "fill", lambda out, v: view(out).__setitem__(..., v))
+
+
+RNG = np.random.default_rng(9)
+
+
+def _c(shape: tuple[int, ...], dtype: type = np.complex64) -> np.ndarray:
+    return (RNG.standard_normal(shape) + 1j * RNG.standard_normal(shape)).astype(dtype)
+
+
+def _cpu(a: np.ndarray) -> gp.GPUArray:
+    return gp.asarray(a, device="cpu")
+
+
+def _out(shape: tuple[int, ...], dtype: Any) -> gp.GPUArray:
+    return gp.empty(shape, dtype=dtype, device="cpu")
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_parts_casts_fill_and_unary(dtype: type) -> None:
+    a = _c((4, 6), dtype)
+    x = _cpu(a)
+    t = x.mT  # a strided view
+    real = gp.float32 if dtype is np.complex64 else gp.float64
+    for fn, want, out_dtype in (
+        (complex_planes.real, a.T.real, real), (complex_planes.imag, a.T.imag, real),
+        (complex_planes.conj, np.conj(a.T), x.dtype), (complex_planes.angle, np.angle(a.T), real),
+    ):  # fmt: skip
+        out = _out((6, 4), out_dtype)
+        fn(t, out)
+        np.testing.assert_allclose(view(out), want, rtol=1e-6)
+    out = _out((6, 4), real)
+    complex_planes.unary("abs", t, out)
+    np.testing.assert_allclose(view(out), np.abs(a.T), rtol=1e-6)
+    neg = _out((6, 4), x.dtype)
+    complex_planes.unary("negative", t, neg)
+    np.testing.assert_array_equal(view(neg), -a.T)
+    filled = _out((3,), x.dtype)
+    complex_planes.fill(filled, 2 - 5j)
+    np.testing.assert_array_equal(view(filled), np.full(3, 2 - 5j, dtype))
+    ints = _cpu(np.arange(5, dtype=np.int32))
+    cast = _out((5,), x.dtype)
+    complex_planes.copy(ints, cast)
+    np.testing.assert_array_equal(view(cast), np.arange(5).astype(dtype))
+    flags = _cpu(np.array([0, 1j, complex(np.nan, 0), -0.0, 3], dtype=dtype))
+    b = _out((5,), gp.bool)
+    complex_planes.copy(flags, b)
+    np.testing.assert_array_equal(view(b), [False, True, True, False, True])
+    with pytest.raises(TypeError, match="complex to real"):
+        complex_planes.copy(x, _out((4, 6), real))
+
+
+def test_binary_with_scalars_real_operands_and_mixed_precision() -> None:
+    a, b = _c((3, 4)), _c((3, 4), np.complex128)
+    x, y = _cpu(a), _cpu(b)
+    r = RNG.standard_normal((3, 4)).astype(np.float32)
+    for op, fn in (("add", np.add), ("subtract", np.subtract)):
+        out = _out((3, 4), gp.complex128)
+        complex_planes.binary(op, x, y, out, gp.complex128)
+        np.testing.assert_allclose(view(out), fn(a.astype(np.complex128), b), rtol=1e-6)
+        out = _out((3, 4), gp.complex64)
+        complex_planes.binary(op, 1.5 - 2j, x, out, gp.complex64)
+        np.testing.assert_allclose(view(out), fn(np.complex64(1.5 - 2j), a), rtol=1e-6)
+        complex_planes.binary(op, x, _cpu(r), out, gp.complex64)
+        np.testing.assert_allclose(view(out), fn(a, r), rtol=1e-6)
+    c = a.copy()
+    c[::2, 1] += 1j
+    c[1, 2] = complex(np.nan, 0)
+    for op, fn in (("equal", np.equal), ("not_equal", np.not_equal)):
+        out = _out((3, 4), gp.bool)
+        complex_planes.binary(op, x, _cpu(c), out, gp.complex64)
+        np.testing.assert_array_equal(view(out), fn(a, c))
+
+
+def test_where_sum_of_parts() -> None:
+    a, b = _c((5,)), _c((5,))
+    cond = np.array([True, False, True, True, False])
+    out = _out((5,), gp.complex64)
+    complex_planes.where(_cpu(cond), _cpu(a), 3j, out)
+    np.testing.assert_array_equal(view(out), np.where(cond, a, np.complex64(3j)))
+
+    def real_sum(x: gp.GPUArray, o: gp.GPUArray, axes: tuple[int, ...]) -> None:
+        view(o)[...] = view(x).sum(axis=axes, keepdims=True)
+
+    total = _out((1,), gp.complex64)
+    complex_planes.reduction("sum", real_sum)(_cpu(b), total, (0,))
+    np.testing.assert_allclose(view(total), [b.sum()], rtol=1e-6)
+
+
+# -- the C of complex_math, on the host ---------------------------------------------------
+_HARNESS = r"""
+#include <cmath>
+#include <cstdio>
+using std::fabs; using std::sqrt; using std::hypot; using std::copysign;
+#define __device__
+#define __forceinline__
+%s
+int main() {
+  double re, im, bre, bim;
+  while (std::scanf("%%lf %%lf %%lf %%lf", &re, &im, &bre, &bim) == 4) {
+    pgk_cx_double a{re, im}, b{bre, bim};
+    pgk_cx_double d = pgk_cx_div(a, b), s = pgk_cx_sqrt(a), m = pgk_cx_mul(a, b);
+    std::printf("%%.17g %%.17g %%.17g %%.17g %%.17g %%.17g\n", d.re, d.im, s.re, s.im, m.re, m.im);
+  }
+}
+"""
+
+
+def test_complex_math_formulas_match_numpy(tmp_path: Path) -> None:
+    cxx = shutil.which("g++") or shutil.which("c++")
+    if cxx is None:
+        pytest.skip("no host C++ compiler")
+    _, src, _ = complex_math._kernel("divide", gp.complex128)
+    helpers = src[
+        src.index("struct pgk_cx_double") : src.index(
+            'extern "C"', src.index("struct pgk_cx_double")
+        )
+    ]
+    (tmp_path / "h.cpp").write_text(_HARNESS % helpers)
+    subprocess.run([cxx, "-O1", "-o", str(tmp_path / "h"), str(tmp_path / "h.cpp")], check=True)
+    specials = [0.0, -0.0, 1.5, -2.0, np.inf, -np.inf, np.nan, 1e300, 4e-310]
+    a = np.array([complex(x, y) for x in specials for y in specials])
+    b = a[RNG.permutation(a.size)]
+    a = np.concatenate([a, _c((50,), np.complex128)])
+    b = np.concatenate([b, _c((50,), np.complex128)])
+    rows = [
+        " ".join(repr(float(v)) for v in (p.real, p.imag, q.real, q.imag))
+        for p, q in zip(a, b, strict=True)
+    ]
+    done = subprocess.run([str(tmp_path / "h")], input="\n".join(rows) + "\n",
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    got = np.array([[float(v) for v in row.split()] for row in done.stdout.splitlines()])
+    with np.errstate(all="ignore"):
+        want_div, want_sqrt, want_mul = a / b, np.sqrt(a), a * b
+    for k, want in ((0, want_div), (2, want_sqrt), (4, want_mul)):
+        g = np.empty(len(got), dtype=np.complex128)  # parts set apart: 1j * inf is nan + infj
+        g.real, g.imag = got[:, k], got[:, k + 1]
+        keep = np.ones(len(g), dtype=bool)
+        if k == 4:  # products that overflow differ with fused multiply-adds (NumPy's SIMD
+            # loops and the GPU contract a*b - c*d into one): compare the others
+            huge = np.abs(np.stack([a.real, a.imag, b.real, b.imag])) == 1e300
+            keep = ~huge.any(axis=0)
+        np.testing.assert_allclose(g[keep], want[keep], rtol=1e-13, equal_nan=True,
+                                   err_msg=f"column {k}")  # fmt: skip
