@@ -24,7 +24,7 @@ from pygpukit_cuda.kernels import source
 
 _BINARY = {"add": np.add, "subtract": np.subtract, "atan2": np.arctan2, "hypot": np.hypot,
            "equal": np.equal, "not_equal": np.not_equal, "logical_and": np.logical_and,
-           "logical_or": np.logical_or}  # fmt: skip
+           "logical_or": np.logical_or, "logical_xor": np.logical_xor}  # fmt: skip
 
 
 def _value(x: Any, dtype: np.dtype) -> Any:
@@ -40,6 +40,8 @@ def _host_run(spec: source.KernelSpec, out: gp.GPUArray, inputs: list[Any]) -> N
         result = np.where(args[0].astype(bool), args[1], args[2])
     elif name.startswith("pgk_negative_"):
         result = np.negative(args[0])
+    elif name.startswith("pgk_logical_not_"):
+        result = np.logical_not(args[0])
     else:
         op = re.match(r"pgk_(\w+?)_(bool|float32|float64)_", name)
         assert op is not None, name
@@ -131,6 +133,30 @@ def test_binary_with_scalars_real_operands_and_mixed_precision() -> None:
         np.testing.assert_array_equal(view(out), fn(a, c))
 
 
+def test_logical_ops_and_truth_reductions_use_either_part() -> None:
+    a = np.array([0, 1j, 2, 0, complex(np.nan, 0)], dtype=np.complex64)
+    b = np.array([1, 0, 0j, 0, 1], dtype=np.complex64)
+    for op, fn in (("logical_and", np.logical_and), ("logical_or", np.logical_or),
+                   ("logical_xor", np.logical_xor)):  # fmt: skip
+        out = _out((5,), gp.bool)
+        complex_planes.binary(op, _cpu(a), _cpu(b), out, gp.complex64)
+        np.testing.assert_array_equal(view(out), fn(a, b))
+        complex_planes.binary(op, _cpu(a), 0j, out, gp.complex64)
+        np.testing.assert_array_equal(view(out), fn(a, 0j))
+    out = _out((5,), gp.bool)
+    complex_planes.unary("logical_not", _cpu(a), out)
+    np.testing.assert_array_equal(view(out), np.logical_not(a))
+
+    def real_any(x: gp.GPUArray, o: gp.GPUArray, axes: tuple[int, ...]) -> None:
+        view(o)[...] = view(x).any(axis=axes, keepdims=True)
+
+    flag = _out((1,), gp.bool)
+    complex_planes.reduction("any", real_any)(_cpu(a[[0, 3]]), flag, (0,))
+    assert not view(flag)[0]
+    complex_planes.reduction("any", real_any)(_cpu(a), flag, (0,))
+    assert view(flag)[0]
+
+
 def test_where_sum_of_parts() -> None:
     a, b = _c((5,)), _c((5,))
     cond = np.array([True, False, True, True, False])
@@ -150,7 +176,7 @@ def test_where_sum_of_parts() -> None:
 _HARNESS = r"""
 #include <cmath>
 #include <cstdio>
-using std::fabs; using std::sqrt; using std::hypot; using std::copysign;
+using std::fabs; using std::sqrt; using std::hypot; using std::copysign; using std::log;
 #define __device__
 #define __forceinline__
 %s
@@ -159,7 +185,9 @@ int main() {
   while (std::scanf("%%lf %%lf %%lf %%lf", &re, &im, &bre, &bim) == 4) {
     pgk_cx_double a{re, im}, b{bre, bim};
     pgk_cx_double d = pgk_cx_div(a, b), s = pgk_cx_sqrt(a), m = pgk_cx_mul(a, b);
-    std::printf("%%.17g %%.17g %%.17g %%.17g %%.17g %%.17g\n", d.re, d.im, s.re, s.im, m.re, m.im);
+    pgk_cx_double g = pgk_cx_sign(a);
+    std::printf("%%.17g %%.17g %%.17g %%.17g %%.17g %%.17g %%.17g %%.17g\n", d.re, d.im, s.re,
+                s.im, m.re, m.im, g.re, g.im);
   }
 }
 """
@@ -190,8 +218,8 @@ def test_complex_math_formulas_match_numpy(tmp_path: Path) -> None:
                           capture_output=True, text=True, check=True)  # fmt: skip
     got = np.array([[float(v) for v in row.split()] for row in done.stdout.splitlines()])
     with np.errstate(all="ignore"):
-        want_div, want_sqrt, want_mul = a / b, np.sqrt(a), a * b
-    for k, want in ((0, want_div), (2, want_sqrt), (4, want_mul)):
+        want_div, want_sqrt, want_mul, want_sign = a / b, np.sqrt(a), a * b, np.sign(a)
+    for k, want in ((0, want_div), (2, want_sqrt), (4, want_mul), (6, want_sign)):
         g = np.empty(len(got), dtype=np.complex128)  # parts set apart: 1j * inf is nan + infj
         g.real, g.imag = got[:, k], got[:, k + 1]
         keep = np.ones(len(g), dtype=bool)
@@ -201,3 +229,17 @@ def test_complex_math_formulas_match_numpy(tmp_path: Path) -> None:
             keep = ~huge.any(axis=0)
         np.testing.assert_allclose(g[keep], want[keep], rtol=1e-13, equal_nan=True,
                                    err_msg=f"column {k}")  # fmt: skip
+
+
+@pytest.mark.parametrize("arch", [80, 90])
+def test_complex_and_fft_kernels_compile_to_cubin(arch: int) -> None:
+    from pygpukit_cuda import _loader, compiler, fft_kernels
+
+    if not _loader.is_nvrtc_available():
+        pytest.skip("no NVRTC: pip install nvidia-cuda-nvrtc")
+    target = compiler.Target(arch, cubin=True)
+    for name, src, _ in complex_math.sources():
+        assert compiler.compile_source(src, name, target, use_cache=False).data
+    for name in ("pgk_fft_scale_f32", "pgk_fft_scale_f64"):
+        image = compiler.compile_source(fft_kernels._SCALE_SOURCE, name, target, use_cache=False)
+        assert image.data

@@ -22,7 +22,7 @@ from .device_facts import BLOCK, sm_count
 from .kernels.preamble import PREAMBLE
 from .kernels.source import LAYOUT_FORMAT
 
-UNARY_OPS = frozenset({"square", "exp", "log", "sqrt", "isnan", "isinf", "isfinite"})
+UNARY_OPS = frozenset({"square", "exp", "log", "sqrt", "sign", "isnan", "isinf", "isfinite"})
 BINARY_OPS = frozenset({"multiply", "divide"})
 _TO_BOOL = frozenset({"isnan", "isinf", "isfinite"})
 
@@ -39,6 +39,7 @@ _BODIES = {
     ),
     "log": "CX r; r.re = logF(hypotF(a.re, a.im)); r.im = atan2F(a.im, a.re);",
     "sqrt": "CX r = pgk_cx_sqrt(a);",
+    "sign": "CX r = pgk_cx_sign(a);",
     "isnan": "bool t = a.re != a.re || a.im != a.im;",
     "isinf": "bool t = pgk_isinf(a.re) || pgk_isinf(a.im);",
     "isfinite": "bool t = (a.re - a.re) == (a.re - a.re) && (a.im - a.im) == (a.im - a.im);",
@@ -62,6 +63,18 @@ __device__ __forceinline__ CX pgk_cx_div(CX a, CX b) {
     R q = b.re / b.im, s = (R)1 / (b.im + b.re * q);
     r.re = (a.re * q + a.im) * s; r.im = (a.im * q - a.re) * s;
   }
+  return r;
+}
+// z / |z| (0 for 0); an infinite part gives the unit along it, two give NaN (NumPy's sign).
+__device__ __forceinline__ CX pgk_cx_sign(CX a) {
+  CX r;
+  R m = hypotF(a.re, a.im);
+  bool ir = pgk_isinf(a.re), ii = pgk_isinf(a.im);
+  if (ir && ii) { r.re = m - m; r.im = r.re; }
+  else if (ir) { r.re = copysignF((R)1, a.re); r.im = (R)0; }
+  else if (ii) { r.re = (R)0; r.im = copysignF((R)1, a.im); }
+  else if (m == (R)0) { r.re = (R)0; r.im = (R)0; }
+  else { r.re = a.re / m; r.im = a.im / m; }
   return r;
 }
 // The principal square root: real part >= 0, imaginary part with the sign of a.im.

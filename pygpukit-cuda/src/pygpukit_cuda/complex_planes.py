@@ -21,8 +21,11 @@ from . import provider
 from .kernels import source
 
 #: elementwise ops served here for complex inputs (compute dtype complex)
-UNARY_OPS = frozenset({"negative", "positive", "abs"})
-BINARY_OPS = frozenset({"add", "subtract", "equal", "not_equal"})
+UNARY_OPS = frozenset({"negative", "positive", "abs", "logical_not"})
+BINARY_OPS = frozenset({
+    "add", "subtract", "equal", "not_equal", "logical_and", "logical_or", "logical_xor",
+})  # fmt: skip
+_LOGICAL = frozenset({"logical_and", "logical_or", "logical_xor"})
 
 
 def part_dtype(dtype: dt.DataType) -> dt.DataType:
@@ -132,6 +135,9 @@ def unary(op: str, x: GPUArray, out: GPUArray) -> None:
         _run(source.binary_kernel("hypot", part, part), out, [plane(x, False), plane(x, True)])
     elif op == "positive":
         copy(x, out)
+    elif op == "logical_not":  # z == 0: the bool cast, negated
+        copy(x, out)
+        _run(source.unary_kernel("logical_not", dt.bool_, dt.bool_), out, [out])
     else:  # negative
         spec = source.unary_kernel("negative", part, part)
         for imag in (False, True):
@@ -141,6 +147,10 @@ def unary(op: str, x: GPUArray, out: GPUArray) -> None:
 def binary(op: str, x1: Any, x2: Any, out: GPUArray, compute: dt.DataType) -> None:
     """A BINARY_OPS op evaluated in complex `compute` (== and != into a bool out)."""
     part = part_dtype(compute)
+    if op in _LOGICAL:  # on truth values: a complex operand is true when either part is
+        spec = source.binary_kernel(op, dt.bool_, dt.bool_)
+        _run(spec, out, [_truth(x1, out), _truth(x2, out)])
+        return
     if op in ("add", "subtract"):
         spec = source.binary_kernel(op, part, part)
         for imag in (False, True):
@@ -155,6 +165,18 @@ def binary(op: str, x1: Any, x2: Any, out: GPUArray, compute: dt.DataType) -> No
     _run(source.binary_kernel(joined, dt.bool_, dt.bool_), out, [out, second])
 
 
+def _truth(x: Any, like: GPUArray) -> Any:
+    """x as bool: a complex array through the bool cast, a real array as it is (the bool
+    kernels read any dtype), a scalar as a Python bool."""
+    if not isinstance(x, GPUArray):
+        return bool(complex(x))
+    if not x.dtype.is_complex:
+        return x
+    flags = GPUArray.empty(x.shape, dt.bool_, x.device)
+    copy(x, flags)
+    return flags
+
+
 def where(cond: GPUArray, x1: Any, x2: Any, out: GPUArray) -> None:
     part = part_dtype(out.dtype)
     spec = source.where_kernel(part)
@@ -164,7 +186,8 @@ def where(cond: GPUArray, x1: Any, x2: Any, out: GPUArray) -> None:
 
 # -- reductions ----------------------------------------------------------------------------
 #: reductions served here for complex inputs: the sum (and mean) of each part
-REDUCTIONS = frozenset({"sum", "mean"})
+REDUCTIONS = frozenset({"sum", "mean", "all", "any", "count_nonzero"})
+_TRUTH_REDUCTIONS = frozenset({"all", "any", "count_nonzero"})
 
 
 def reduction(op: str, real_kernel: Any) -> Any:
@@ -173,6 +196,9 @@ def reduction(op: str, real_kernel: Any) -> Any:
     def kernel(x: GPUArray, out: GPUArray, axes: tuple[int, ...], **params: Any) -> None:
         if x._dtype.kind != "c" and out._dtype.kind != "c":
             real_kernel(x, out, axes, **params)
+            return
+        if op in _TRUTH_REDUCTIONS:  # on the truth values (either part nonzero)
+            real_kernel(_truth(x, out), out, axes, **params)
             return
         if not out.dtype.is_complex:
             raise TypeError(f"cuda {op}: complex input needs a complex output, got {out.dtype}")

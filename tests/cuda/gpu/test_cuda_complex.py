@@ -148,3 +148,17 @@ def test_matmul_through_cublaslt(dtype: type, shape: tuple[tuple[int, ...], ...]
     got_t = (y.mT @ x.mT).to_numpy()  # transposed views: no conjugation, no copy
     np.testing.assert_allclose(got_t, np.swapaxes(want, -1, -2), rtol=tol,
                                atol=tol * np.abs(want).max())  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_sign_logical_ops_and_truth_reductions(dtype: type) -> None:
+    a = np.array([0, 1j, 2, -0.0, complex(np.inf, 1), complex(np.nan, 0), 3 - 4j], dtype=dtype)
+    b = np.array([1, 0, 0j, 0, 1, 1j, 0], dtype=dtype)
+    x, y = gp.asarray(a, device="cuda"), gp.asarray(b, device="cuda")
+    np.testing.assert_allclose(gp.sign(x).to_numpy(), np.sign(a), rtol=RTOL[dtype] * 4)
+    np.testing.assert_array_equal(gp.logical_not(x).to_numpy(), np.logical_not(a))
+    for name in ("logical_and", "logical_or", "logical_xor"):
+        got = getattr(gp, name)(x, y).to_numpy()
+        np.testing.assert_array_equal(got, getattr(np, name)(a, b))
+    assert bool(gp.any(x).to_numpy()) and not bool(gp.all(x).to_numpy())
+    assert int(gp.count_nonzero(x).to_numpy()) == np.count_nonzero(a)
