@@ -177,6 +177,8 @@ _HARNESS = r"""
 #include <cmath>
 #include <cstdio>
 using std::fabs; using std::sqrt; using std::hypot; using std::copysign; using std::log;
+using std::log1p; using std::expm1; using std::exp; using std::sin; using std::cos;
+using std::atan2;
 #define __device__
 #define __forceinline__
 %s
@@ -185,9 +187,10 @@ int main() {
   while (std::scanf("%%lf %%lf %%lf %%lf", &re, &im, &bre, &bim) == 4) {
     pgk_cx_double a{re, im}, b{bre, bim};
     pgk_cx_double d = pgk_cx_div(a, b), s = pgk_cx_sqrt(a), m = pgk_cx_mul(a, b);
-    pgk_cx_double g = pgk_cx_sign(a);
-    std::printf("%%.17g %%.17g %%.17g %%.17g %%.17g %%.17g %%.17g %%.17g\n", d.re, d.im, s.re,
+    pgk_cx_double g = pgk_cx_sign(a), l = pgk_cx_log1p(a), e = pgk_cx_expm1(a);
+    std::printf("%%.17g %%.17g %%.17g %%.17g %%.17g %%.17g %%.17g %%.17g", d.re, d.im, s.re,
                 s.im, m.re, m.im, g.re, g.im);
+    std::printf(" %%.17g %%.17g %%.17g %%.17g\n", l.re, l.im, e.re, e.im);
   }
 }
 """
@@ -219,15 +222,20 @@ def test_complex_math_formulas_match_numpy(tmp_path: Path) -> None:
     got = np.array([[float(v) for v in row.split()] for row in done.stdout.splitlines()])
     with np.errstate(all="ignore"):
         want_div, want_sqrt, want_mul, want_sign = a / b, np.sqrt(a), a * b, np.sign(a)
-    for k, want in ((0, want_div), (2, want_sqrt), (4, want_mul), (6, want_sign)):
+        finite = np.isfinite(a)  # NumPy's own complex log1p/expm1 are checked where finite
+        want_log1p = np.where(finite, np.log1p(a), np.nan)
+        want_expm1 = np.where(finite, np.expm1(a), np.nan)
+    columns = ((0, want_div), (2, want_sqrt), (4, want_mul), (6, want_sign), (8, want_log1p),
+               (10, want_expm1))  # fmt: skip
+    for k, want in columns:
         g = np.empty(len(got), dtype=np.complex128)  # parts set apart: 1j * inf is nan + infj
         g.real, g.imag = got[:, k], got[:, k + 1]
-        keep = np.ones(len(g), dtype=bool)
+        keep = np.ones(len(g), dtype=bool) if k < 8 else finite & (np.abs(a) < 1e300)
         if k == 4:  # products that overflow differ with fused multiply-adds (NumPy's SIMD
             # loops and the GPU contract a*b - c*d into one): compare the others
             huge = np.abs(np.stack([a.real, a.imag, b.real, b.imag])) == 1e300
             keep = ~huge.any(axis=0)
-        np.testing.assert_allclose(g[keep], want[keep], rtol=1e-13, equal_nan=True,
+        np.testing.assert_allclose(g[keep], want[keep], rtol=1e-13, atol=1e-300, equal_nan=True,
                                    err_msg=f"column {k}")  # fmt: skip
 
 

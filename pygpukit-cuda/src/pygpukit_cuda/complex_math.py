@@ -22,7 +22,10 @@ from .device_facts import BLOCK, sm_count
 from .kernels.preamble import PREAMBLE
 from .kernels.source import LAYOUT_FORMAT
 
-UNARY_OPS = frozenset({"square", "exp", "log", "sqrt", "sign", "isnan", "isinf", "isfinite"})
+UNARY_OPS = frozenset({
+    "square", "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sign", "isnan",
+    "isinf", "isfinite",
+})  # fmt: skip
 BINARY_OPS = frozenset({"multiply", "divide"})
 _TO_BOOL = frozenset({"isnan", "isinf", "isfinite"})
 
@@ -37,7 +40,13 @@ _BODIES = {
         "    if (a.im == (R)0) { r.re = expF(a.re); r.im = a.im; }\n"
         "    else { R e = expF(a.re); r.re = e * cosF(a.im); r.im = e * sinF(a.im); }"
     ),
-    "log": "CX r; r.re = logF(hypotF(a.re, a.im)); r.im = atan2F(a.im, a.re);",
+    "log": "CX r = pgk_cx_log(a);",
+    "log2": "CX r = pgk_cx_log(a); r.re *= (R)1.4426950408889634; r.im *= (R)1.4426950408889634;",
+    "log10": (
+        "CX r = pgk_cx_log(a); r.re *= (R)0.4342944819032518; r.im *= (R)0.4342944819032518;"
+    ),
+    "log1p": "CX r = pgk_cx_log1p(a);",
+    "expm1": "CX r = pgk_cx_expm1(a);",
     "sqrt": "CX r = pgk_cx_sqrt(a);",
     "sign": "CX r = pgk_cx_sign(a);",
     "isnan": "bool t = a.re != a.re || a.im != a.im;",
@@ -75,6 +84,29 @@ __device__ __forceinline__ CX pgk_cx_sign(CX a) {
   else if (ii) { r.re = (R)0; r.im = copysignF((R)1, a.im); }
   else if (m == (R)0) { r.re = (R)0; r.im = (R)0; }
   else { r.re = a.re / m; r.im = a.im / m; }
+  return r;
+}
+__device__ __forceinline__ CX pgk_cx_log(CX a) {
+  CX r; r.re = logF(hypotF(a.re, a.im)); r.im = atan2F(a.im, a.re); return r;
+}
+// log(1 + z) without the cancellation near 0: |1 + z|^2 = 1 + (2x + x^2 + y^2).
+__device__ __forceinline__ CX pgk_cx_log1p(CX a) {
+  CX r;
+  if (fabsF(a.re) < (R)0.5 && fabsF(a.im) < (R)0.5) {
+    r.re = (R)0.5 * log1pF(a.re * ((R)2 + a.re) + a.im * a.im);
+  } else {
+    r.re = logF(hypotF((R)1 + a.re, a.im));
+  }
+  r.im = atan2F(a.im, (R)1 + a.re);
+  return r;
+}
+// exp(z) - 1 without the cancellation near 0: cos(y) - 1 = -2 sin^2(y / 2).
+__device__ __forceinline__ CX pgk_cx_expm1(CX a) {
+  CX r;
+  if (a.im == (R)0) { r.re = expm1F(a.re); r.im = a.im; return r; }
+  R h = sinF((R)0.5 * a.im);
+  r.re = expm1F(a.re) * cosF(a.im) - (R)2 * h * h;
+  r.im = expF(a.re) * sinF(a.im);
   return r;
 }
 // The principal square root: real part >= 0, imaginary part with the sign of a.im.
@@ -120,7 +152,8 @@ def _kernel(op: str, dtype: dt.DataType) -> tuple[str, str, str]:
     text = _HELPERS + body
     # the part type and the float-function flavour, spelled out (no templates: NVRTC then
     # needs no overloads of the C math functions)
-    for fn in ("exp", "cos", "sin", "log", "hypot", "atan2", "fabs", "sqrt", "copysign"):
+    for fn in ("expm1", "exp", "cos", "sin", "log1p", "log", "hypot", "atan2", "fabs", "sqrt",
+               "copysign"):  # fmt: skip
         text = text.replace(f"{fn}F(", f"{fn}{f}(")
     text = text.replace("CX", f"pgk_cx_{r}").replace("(R)", f"({r})").replace("R ", f"{r} ")
     text = text.replace("(R x)", f"({r} x)")
