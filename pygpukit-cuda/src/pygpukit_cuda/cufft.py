@@ -9,13 +9,14 @@ FFT kernels give as their refusal, so ``gp.explain`` and the dispatch error say 
 install.
 
 A transform is a native ``FftPlan`` (cufftMakePlanMany64 with auto-allocation off), made by
-`plan` and cached here, keyed by device, cufftType and the whole layout (sizes, embeddings,
-strides, distances, batch). The stream is not part of the key: `execute` sets the current
-stream and a work area on every call, so one plan serves every stream. The work area is a
-block of the stream's pool (a graph's private pool while capturing), taken for that one call
-and returned to the stream's cache after, as cuBLASLt's workspace is. Creating a plan
-allocates device memory inside cuFFT (its twiddle tables), so the first call of a new shape
-must happen before a CUDA graph capture; replaying afterwards needs nothing new.
+`plan` and cached in ``plans.CUFFT``, keyed by device, cufftType and the whole layout
+(sizes, embeddings, strides, distances, batch). The stream is not part of the key: `execute`
+sets the current stream and a work area on every call, so one plan serves every stream. The
+work area is a block of the stream's pool (a graph's private pool while capturing), taken
+for that one call and returned to the stream's cache after, as cuBLASLt's workspace is.
+Creating a plan allocates device memory inside cuFFT (its twiddle tables), so the first call
+of a new shape must happen before a CUDA graph capture; replaying afterwards needs nothing
+new.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from . import _loader, streams
+from . import _loader, plans, streams
 
 # cufftType values of cufft.h: (complex-to-complex, real-to-complex, complex-to-real)
 C2C, R2C, C2R = 0x29, 0x2A, 0x2C
@@ -111,9 +112,8 @@ def _open(paths: list[str]) -> tuple[Any, str]:
     )
 
 
-#: layout key -> FftPlan (the one FFT plan cache)
-_plans: dict[tuple[Any, ...], Any] = {}
-_PLANS_MAX = 256  # plans hold device memory (twiddles): a program of endless shapes starts over
+#: layout key -> FftPlan (plans.CUFFT, with the backend's other plan caches)
+_plans = plans.CUFFT
 
 
 def plan(device_index: int, fft_type: int, n: tuple[int, ...], inembed: tuple[int, ...],
@@ -138,9 +138,7 @@ def plan(device_index: int, fft_type: int, n: tuple[int, ...], inembed: tuple[in
     made = lib.plan(context(device_index), fft_type, list(n), list(inembed), istride, idist,
                     list(onembed), ostride, odist, batch)  # fmt: skip
     with _lock:
-        if len(_plans) >= _PLANS_MAX:
-            _plans.clear()
-        _plans[key] = made
+        _plans.put(key, made)
     return made
 
 
@@ -161,9 +159,3 @@ def execute(fft_plan: Any, device_index: int, in_ptr: int, out_ptr: int, directi
         fft_plan(handle, in_ptr, out_ptr, work.ptr, direction)
     else:
         fft_plan(handle, in_ptr, out_ptr, 0, direction)
-
-
-def clear_plans() -> None:
-    """Destroy every cached plan (their device memory goes back with them)."""
-    with _lock:
-        _plans.clear()

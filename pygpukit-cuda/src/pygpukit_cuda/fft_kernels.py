@@ -20,7 +20,7 @@ from typing import Any
 from pygpukit import GPUArray, Kernel, KernelProvider
 from pygpukit.core import dtypes as dt
 
-from . import cufft, launcher
+from . import cufft, launcher, plans
 from .device_facts import BLOCK, sm_count
 from .dims import merge_dims
 
@@ -161,9 +161,7 @@ def _cufft_pass(kind: str, src: GPUArray, dst: GPUArray, axes: tuple[int, ...],
     lay = _layout(src, dst, axes, logical) if src_private or kind != "c2r" else None
     target = None
     if lay is not None:
-        if len(_direct) >= _DIRECT_MAX:
-            _direct.clear()
-        _direct[key] = (fft_type, *lay)
+        _direct.put(key, (fft_type, *lay))
     else:
         perm = [a for a in range(src.ndim) if a not in axes] + list(axes)
         moved = tuple(range(src.ndim - len(axes), src.ndim))
@@ -184,9 +182,8 @@ def _cufft_pass(kind: str, src: GPUArray, dst: GPUArray, axes: tuple[int, ...],
 
 
 #: (kind, operand layouts, axes, ...) -> cufft.plan's arguments, for operands that need no
-#: copy: a repeated transform skips the layout search (the plans stay in cufft's one cache)
-_direct: dict[tuple[Any, ...], tuple[Any, ...]] = {}
-_DIRECT_MAX = 1024
+#: copy: a repeated transform skips the layout search (the plans are plans.CUFFT's)
+_direct = plans.FFT_LAYOUT
 
 
 def _groups(axes: tuple[int, ...]) -> list[tuple[int, ...]]:
