@@ -178,7 +178,7 @@ _HARNESS = r"""
 #include <cstdio>
 using std::fabs; using std::sqrt; using std::hypot; using std::copysign; using std::log;
 using std::log1p; using std::expm1; using std::exp; using std::sin; using std::cos;
-using std::atan2;
+using std::atan2; using std::sinh; using std::cosh;
 #define __device__
 #define __forceinline__
 %s
@@ -188,9 +188,12 @@ int main() {
     pgk_cx_double a{re, im}, b{bre, bim};
     pgk_cx_double d = pgk_cx_div(a, b), s = pgk_cx_sqrt(a), m = pgk_cx_mul(a, b);
     pgk_cx_double g = pgk_cx_sign(a), l = pgk_cx_log1p(a), e = pgk_cx_expm1(a);
+    pgk_cx_double sh = pgk_cx_sinh(a), ch = pgk_cx_cosh(a), sn = pgk_cx_sin(a), cs = pgk_cx_cos(a);
     std::printf("%%.17g %%.17g %%.17g %%.17g %%.17g %%.17g %%.17g %%.17g", d.re, d.im, s.re,
                 s.im, m.re, m.im, g.re, g.im);
-    std::printf(" %%.17g %%.17g %%.17g %%.17g\n", l.re, l.im, e.re, e.im);
+    std::printf(" %%.17g %%.17g %%.17g %%.17g", l.re, l.im, e.re, e.im);
+    std::printf(" %%.17g %%.17g %%.17g %%.17g %%.17g %%.17g %%.17g %%.17g\n", sh.re, sh.im, ch.re,
+                ch.im, sn.re, sn.im, cs.re, cs.im);
   }
 }
 """
@@ -208,7 +211,7 @@ def test_complex_math_formulas_match_numpy(tmp_path: Path) -> None:
     ]
     (tmp_path / "h.cpp").write_text(_HARNESS % helpers)
     subprocess.run([cxx, "-O1", "-o", str(tmp_path / "h"), str(tmp_path / "h.cpp")], check=True)
-    specials = [0.0, -0.0, 1.5, -2.0, np.inf, -np.inf, np.nan, 1e300, 4e-310]
+    specials = [0.0, -0.0, 1.5, -2.0, np.inf, -np.inf, np.nan, 1e300, 4e-310, 800.0, 1e-300]
     a = np.array([complex(x, y) for x in specials for y in specials])
     b = a[RNG.permutation(a.size)]
     a = np.concatenate([a, _c((50,), np.complex128)])
@@ -225,12 +228,14 @@ def test_complex_math_formulas_match_numpy(tmp_path: Path) -> None:
         finite = np.isfinite(a)  # NumPy's own complex log1p/expm1 are checked where finite
         want_log1p = np.where(finite, np.log1p(a), np.nan)
         want_expm1 = np.where(finite, np.expm1(a), np.nan)
+        trig = [np.sinh(a), np.cosh(a), np.sin(a), np.cos(a)]
     columns = ((0, want_div), (2, want_sqrt), (4, want_mul), (6, want_sign), (8, want_log1p),
-               (10, want_expm1))  # fmt: skip
+               (10, want_expm1), (12, trig[0]), (14, trig[1]), (16, trig[2]),
+               (18, trig[3]))  # fmt: skip
     for k, want in columns:
         g = np.empty(len(got), dtype=np.complex128)  # parts set apart: 1j * inf is nan + infj
         g.real, g.imag = got[:, k], got[:, k + 1]
-        keep = np.ones(len(g), dtype=bool) if k < 8 else finite & (np.abs(a) < 1e300)
+        keep = np.ones(len(g), dtype=bool) if k < 8 or k >= 12 else finite & (np.abs(a) < 700)
         if k == 4:  # products that overflow differ with fused multiply-adds (NumPy's SIMD
             # loops and the GPU contract a*b - c*d into one): compare the others
             huge = np.abs(np.stack([a.real, a.imag, b.real, b.imag])) == 1e300

@@ -23,8 +23,8 @@ from .kernels.preamble import PREAMBLE
 from .kernels.source import LAYOUT_FORMAT
 
 UNARY_OPS = frozenset({
-    "square", "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sign", "isnan",
-    "isinf", "isfinite",
+    "square", "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sign", "sinh",
+    "cosh", "sin", "cos", "isnan", "isinf", "isfinite",
 })  # fmt: skip
 BINARY_OPS = frozenset({"multiply", "divide"})
 _TO_BOOL = frozenset({"isnan", "isinf", "isfinite"})
@@ -47,6 +47,10 @@ _BODIES = {
     ),
     "log1p": "CX r = pgk_cx_log1p(a);",
     "expm1": "CX r = pgk_cx_expm1(a);",
+    "sinh": "CX r = pgk_cx_sinh(a);",
+    "cosh": "CX r = pgk_cx_cosh(a);",
+    "sin": "CX r = pgk_cx_sin(a);",
+    "cos": "CX r = pgk_cx_cos(a);",
     "sqrt": "CX r = pgk_cx_sqrt(a);",
     "sign": "CX r = pgk_cx_sign(a);",
     "isnan": "bool t = a.re != a.re || a.im != a.im;",
@@ -109,6 +113,49 @@ __device__ __forceinline__ CX pgk_cx_expm1(CX a) {
   r.im = expF(a.re) * sinF(a.im);
   return r;
 }
+__device__ __forceinline__ bool pgk_finite(R x) { return (x - x) == (x - x); }
+// (cosh x, sinh x) scaled so that a product with a tiny cos y or sin y stays finite where
+// the result is: for large |x| each is e * (e / 2) with e = exp(|x| / 2).
+__device__ __forceinline__ void pgk_cx_hyp(R x, R c, R s, CX* r, bool sinh_first) {
+  if (fabsF(x) > (R)BIGX) {
+    R e = expF((R)0.5 * fabsF(x));
+    R sh = copysignF(e, x);  // sinh carries the sign of x, cosh does not
+    R first = sinh_first ? sh : e, second = sinh_first ? e : sh;
+    r->re = (first * ((R)0.5 * c)) * e;
+    r->im = (second * ((R)0.5 * s)) * e;
+  } else {
+    r->re = (sinh_first ? sinhF(x) : coshF(x)) * c;
+    r->im = (sinh_first ? coshF(x) : sinhF(x)) * s;
+  }
+}
+// Special values as NumPy gives them (C99 Annex G): exact on the axes, NaN parts where
+// an infinite real part meets an infinite or NaN imaginary one.
+__device__ __forceinline__ CX pgk_cx_sinh(CX a) {
+  CX r; R x = a.re, y = a.im;
+  if (y == (R)0) { r.re = sinhF(x); r.im = y; return r; }
+  if (x == (R)0) { r.re = x; r.im = sinF(y); return r; }
+  if (pgk_isinf(x) && !pgk_finite(y)) { r.re = x; r.im = y - y; return r; }
+  pgk_cx_hyp(x, cosF(y), sinF(y), &r, true);
+  return r;
+}
+__device__ __forceinline__ CX pgk_cx_cosh(CX a) {
+  CX r; R x = a.re, y = a.im;
+  if (y == (R)0) { r.re = coshF(x); r.im = copysignF((R)0, x) * y; return r; }
+  if (x == (R)0) { r.re = cosF(y); r.im = pgk_finite(y) ? x * sinF(y) : (R)0; return r; }
+  if (pgk_isinf(x) && !pgk_finite(y)) { r.re = fabsF(x); r.im = y - y; return r; }
+  pgk_cx_hyp(x, cosF(y), sinF(y), &r, false);
+  return r;
+}
+// sin z = -i sinh(iz), cos z = cosh(iz)
+__device__ __forceinline__ CX pgk_cx_sin(CX a) {
+  CX t; t.re = -a.im; t.im = a.re;
+  CX h = pgk_cx_sinh(t), r; r.re = h.im; r.im = -h.re;
+  return r;
+}
+__device__ __forceinline__ CX pgk_cx_cos(CX a) {
+  CX t; t.re = -a.im; t.im = a.re;
+  return pgk_cx_cosh(t);
+}
 // The principal square root: real part >= 0, imaginary part with the sign of a.im.
 __device__ __forceinline__ CX pgk_cx_sqrt(CX a) {
   CX r;
@@ -152,11 +199,11 @@ def _kernel(op: str, dtype: dt.DataType) -> tuple[str, str, str]:
     text = _HELPERS + body
     # the part type and the float-function flavour, spelled out (no templates: NVRTC then
     # needs no overloads of the C math functions)
-    for fn in ("expm1", "exp", "cos", "sin", "log1p", "log", "hypot", "atan2", "fabs", "sqrt",
-               "copysign"):  # fmt: skip
+    for fn in ("expm1", "exp", "cosh", "sinh", "cos", "sin", "log1p", "log", "hypot", "atan2",
+               "fabs", "sqrt", "copysign"):  # fmt: skip
         text = text.replace(f"{fn}F(", f"{fn}{f}(")
     text = text.replace("CX", f"pgk_cx_{r}").replace("(R)", f"({r})").replace("R ", f"{r} ")
-    text = text.replace("(R x)", f"({r} x)")
+    text = text.replace("(R x)", f"({r} x)").replace("BIGX", "700" if double else "80")
     fmt = "@" + "Q" * nops + LAYOUT_FORMAT
     return name, PREAMBLE + text, fmt
 

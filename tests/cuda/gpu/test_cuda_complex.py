@@ -95,7 +95,11 @@ def test_divide_by_large_and_zero_divisors_like_numpy() -> None:
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("op", ["exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "square"])
+@pytest.mark.parametrize(
+    "op",
+    ["exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "square", "sinh", "cosh", "sin",
+     "cos"],
+)  # fmt: skip
 def test_transcendental(dtype: type, op: str) -> None:
     z = _c((64,), dtype)
     z[:4] = [0, -4 + 0j, 2j, -1e-3 - 0j]  # the branch cut and zero
