@@ -178,7 +178,7 @@ _HARNESS = r"""
 #include <cstdio>
 using std::fabs; using std::sqrt; using std::hypot; using std::copysign; using std::log;
 using std::log1p; using std::expm1; using std::exp; using std::sin; using std::cos;
-using std::atan2; using std::sinh; using std::cosh;
+using std::atan2; using std::sinh; using std::cosh; using std::tan;
 #define __device__
 #define __forceinline__
 %s
@@ -189,14 +189,36 @@ int main() {
     pgk_cx_double d = pgk_cx_div(a, b), s = pgk_cx_sqrt(a), m = pgk_cx_mul(a, b);
     pgk_cx_double g = pgk_cx_sign(a), l = pgk_cx_log1p(a), e = pgk_cx_expm1(a);
     pgk_cx_double sh = pgk_cx_sinh(a), ch = pgk_cx_cosh(a), sn = pgk_cx_sin(a), cs = pgk_cx_cos(a);
+    pgk_cx_double th = pgk_cx_tanh(a), tn = pgk_cx_tan(a);
     std::printf("%%.17g %%.17g %%.17g %%.17g %%.17g %%.17g %%.17g %%.17g", d.re, d.im, s.re,
                 s.im, m.re, m.im, g.re, g.im);
     std::printf(" %%.17g %%.17g %%.17g %%.17g", l.re, l.im, e.re, e.im);
-    std::printf(" %%.17g %%.17g %%.17g %%.17g %%.17g %%.17g %%.17g %%.17g\n", sh.re, sh.im, ch.re,
+    std::printf(" %%.17g %%.17g %%.17g %%.17g %%.17g %%.17g %%.17g %%.17g", sh.re, sh.im, ch.re,
                 ch.im, sn.re, sn.im, cs.re, cs.im);
+    std::printf(" %%.17g %%.17g %%.17g %%.17g\n", th.re, th.im, tn.re, tn.im);
   }
 }
 """
+
+
+def _tanh(z: np.ndarray) -> np.ndarray:
+    """NumPy's tanh with the standard's +-1 + 0i (sign of y) for an infinite real part."""
+    out = np.tanh(z)
+    edge = np.isinf(z.real)
+    out.real[edge] = np.sign(z.real[edge])
+    out.imag[edge] = np.copysign(0.0, z.imag[edge])
+    return out
+
+
+def _tan(a: np.ndarray) -> np.ndarray:
+    """tan z = -i tanh(iz), the parts moved exactly (complex products would make NaNs of
+    infinite parts)."""
+    iz = np.empty_like(a)
+    iz.real, iz.imag = -a.imag, a.real
+    h = _tanh(iz)
+    out = np.empty_like(h)
+    out.real, out.imag = h.imag, -h.real
+    return out
 
 
 def test_complex_math_formulas_match_numpy(tmp_path: Path) -> None:
@@ -228,10 +250,10 @@ def test_complex_math_formulas_match_numpy(tmp_path: Path) -> None:
         finite = np.isfinite(a)  # NumPy's own complex log1p/expm1 are checked where finite
         want_log1p = np.where(finite, np.log1p(a), np.nan)
         want_expm1 = np.where(finite, np.expm1(a), np.nan)
-        trig = [np.sinh(a), np.cosh(a), np.sin(a), np.cos(a)]
+        trig = [np.sinh(a), np.cosh(a), np.sin(a), np.cos(a), _tanh(a), _tan(a)]
     columns = ((0, want_div), (2, want_sqrt), (4, want_mul), (6, want_sign), (8, want_log1p),
-               (10, want_expm1), (12, trig[0]), (14, trig[1]), (16, trig[2]),
-               (18, trig[3]))  # fmt: skip
+               (10, want_expm1), (12, trig[0]), (14, trig[1]), (16, trig[2]), (18, trig[3]),
+               (20, trig[4]), (22, trig[5]))  # fmt: skip
     for k, want in columns:
         g = np.empty(len(got), dtype=np.complex128)  # parts set apart: 1j * inf is nan + infj
         g.real, g.imag = got[:, k], got[:, k + 1]

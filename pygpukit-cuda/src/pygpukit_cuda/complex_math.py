@@ -24,7 +24,7 @@ from .kernels.source import LAYOUT_FORMAT
 
 UNARY_OPS = frozenset({
     "square", "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sign", "sinh",
-    "cosh", "sin", "cos", "isnan", "isinf", "isfinite",
+    "cosh", "tanh", "sin", "cos", "tan", "isnan", "isinf", "isfinite",
 })  # fmt: skip
 BINARY_OPS = frozenset({"multiply", "divide"})
 _TO_BOOL = frozenset({"isnan", "isinf", "isfinite"})
@@ -49,6 +49,8 @@ _BODIES = {
     "expm1": "CX r = pgk_cx_expm1(a);",
     "sinh": "CX r = pgk_cx_sinh(a);",
     "cosh": "CX r = pgk_cx_cosh(a);",
+    "tanh": "CX r = pgk_cx_tanh(a);",
+    "tan": "CX r = pgk_cx_tan(a);",
     "sin": "CX r = pgk_cx_sin(a);",
     "cos": "CX r = pgk_cx_cos(a);",
     "sqrt": "CX r = pgk_cx_sqrt(a);",
@@ -156,6 +158,30 @@ __device__ __forceinline__ CX pgk_cx_cos(CX a) {
   CX t; t.re = -a.im; t.im = a.re;
   return pgk_cx_cosh(t);
 }
+// tanh by Kahan's formula in tan(y) and sinh(x); past |x| = SATX tanh x is +-1 to the last
+// bit. An infinite real part gives +-1 + 0i with the sign of y, as the standard asks.
+__device__ __forceinline__ CX pgk_cx_tanh(CX a) {
+  CX r; R x = a.re, y = a.im;
+  if (!pgk_finite(x)) {
+    if (x != x) { r.re = x; r.im = (y == (R)0) ? y : x * y; return r; }
+    r.re = copysignF((R)1, x); r.im = copysignF((R)0, y); return r;
+  }
+  if (!pgk_finite(y)) { r.re = (x == (R)0) ? x : y - y; r.im = y - y; return r; }
+  if (fabsF(x) > (R)SATX) {
+    R e = expF(-fabsF(x));
+    r.re = copysignF((R)1, x); r.im = (R)4 * sinF(y) * cosF(y) * e * e; return r;
+  }
+  R t = tanF(y), b = (R)1 + t * t, s = sinhF(x), rho = sqrtF((R)1 + s * s);
+  R d = (R)1 + b * s * s;
+  r.re = b * rho * s / d; r.im = t / d;
+  return r;
+}
+// tan z = -i tanh(iz)
+__device__ __forceinline__ CX pgk_cx_tan(CX a) {
+  CX t; t.re = -a.im; t.im = a.re;
+  CX h = pgk_cx_tanh(t), r; r.re = h.im; r.im = -h.re;
+  return r;
+}
 // The principal square root: real part >= 0, imaginary part with the sign of a.im.
 __device__ __forceinline__ CX pgk_cx_sqrt(CX a) {
   CX r;
@@ -199,11 +225,12 @@ def _kernel(op: str, dtype: dt.DataType) -> tuple[str, str, str]:
     text = _HELPERS + body
     # the part type and the float-function flavour, spelled out (no templates: NVRTC then
     # needs no overloads of the C math functions)
-    for fn in ("expm1", "exp", "cosh", "sinh", "cos", "sin", "log1p", "log", "hypot", "atan2",
-               "fabs", "sqrt", "copysign"):  # fmt: skip
+    for fn in ("expm1", "exp", "cosh", "sinh", "tan", "cos", "sin", "log1p", "log", "hypot",
+               "atan2", "fabs", "sqrt", "copysign"):  # fmt: skip
         text = text.replace(f"{fn}F(", f"{fn}{f}(")
     text = text.replace("CX", f"pgk_cx_{r}").replace("(R)", f"({r})").replace("R ", f"{r} ")
     text = text.replace("(R x)", f"({r} x)").replace("BIGX", "700" if double else "80")
+    text = text.replace("SATX", "22" if double else "9")
     fmt = "@" + "Q" * nops + LAYOUT_FORMAT
     return name, PREAMBLE + text, fmt
 

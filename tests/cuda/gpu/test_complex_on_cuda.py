@@ -33,9 +33,9 @@ def test_complex_round_trip(dtype: type) -> None:
 
 @pytest.mark.parametrize(
     "call",
-    [lambda z: gp.tan(z), lambda z: gp.tanh(z), lambda z: gp.asin(z), lambda z: gp.prod(z),
+    [lambda z: gp.asin(z), lambda z: gp.atanh(z), lambda z: gp.prod(z),
      lambda z: gp.cumulative_sum(z, axis=0), lambda z: z**z],
-    ids=["tan", "tanh", "asin", "prod", "cumulative_sum", "pow"],
+    ids=["asin", "atanh", "prod", "cumulative_sum", "pow"],
 )  # fmt: skip
 def test_ops_on_complex_are_refused_by_name(call: Callable[[gp.GPUArray], object]) -> None:
     z = gp.asarray(_complex(np.complex64), device="cuda")

@@ -97,8 +97,8 @@ def test_divide_by_large_and_zero_divisors_like_numpy() -> None:
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize(
     "op",
-    ["exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "square", "sinh", "cosh", "sin",
-     "cos"],
+    ["exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "square", "sinh", "cosh", "tanh",
+     "sin", "cos", "tan"],
 )  # fmt: skip
 def test_transcendental(dtype: type, op: str) -> None:
     z = _c((64,), dtype)
