@@ -278,3 +278,18 @@ def test_complex_and_fft_kernels_compile_to_cubin(arch: int) -> None:
     for name in ("pgk_fft_scale_f32", "pgk_fft_scale_f64"):
         image = compiler.compile_source(fft_kernels._SCALE_SOURCE, name, target, use_cache=False)
         assert image.data
+
+
+def test_cumulative_sum_of_parts() -> None:
+    a = _c((3, 4))
+
+    def real_scan(x: gp.GPUArray, o: gp.GPUArray, axis: int, include_initial: bool) -> None:
+        done = np.cumsum(view(x), axis=axis)
+        if include_initial:
+            done = np.concatenate([np.zeros_like(done[:1]), done], axis=axis)
+        view(o)[...] = done
+
+    out = _out((4, 4), gp.complex64)
+    complex_planes.scan(real_scan)(_cpu(a), out, 0, True)
+    np.testing.assert_allclose(view(out)[1:], np.cumsum(a, axis=0), rtol=1e-6)
+    assert not view(out)[0].any()

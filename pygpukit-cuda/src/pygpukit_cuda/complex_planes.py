@@ -3,11 +3,12 @@
 A complex64 array is, in memory, float32 pairs: its real parts are a float32 view with the
 same shape and strides, its imaginary parts the same view 4 bytes further on (8 for
 complex128). The ops whose result is computed part by part (copies, casts, fill, real,
-imag, conj, negation, addition, subtraction, where, sum and mean) or from the two parts of
-one element (abs = hypot(re, im), angle = atan2(im, re), == and != as both parts compared)
-therefore run on the provider's existing real kernels over those views: no new kernel
-source, the same NaN, infinity and signed-zero behaviour as the real ops. The ops that mix
-parts (multiply, divide, ...) are `complex_math`'s NVRTC kernels.
+imag, conj, negation, addition, subtraction, where, sum, mean, cumulative sums) or from the
+two parts of one element (abs = hypot(re, im), angle = atan2(im, re), == and != as both
+parts compared, the logical ops on "either part nonzero") therefore run on the provider's
+existing real kernels over those views: no new kernel source, the same NaN, infinity and
+signed-zero behaviour as the real ops. The ops that mix parts (multiply, divide, ...) are
+`complex_math`'s NVRTC kernels.
 """
 
 from __future__ import annotations
@@ -210,4 +211,25 @@ def reduction(op: str, real_kernel: Any) -> Any:
                 provider.fill(plane(out, imag), 0.0)
 
     kernel.__name__ = f"cuda_{op}"
+    return kernel
+
+
+def scan(real_kernel: Any) -> Any:
+    """The cuda cumulative_sum extended to complex data: each part summed on its own."""
+
+    def kernel(x: GPUArray, out: GPUArray, axis: int, include_initial: bool) -> None:
+        if x._dtype.kind != "c" and out._dtype.kind != "c":
+            real_kernel(x, out, axis, include_initial)
+            return
+        if not out.dtype.is_complex:
+            raise TypeError(f"cuda cumulative_sum: complex input needs a complex output, got "
+                            f"{out.dtype}")  # fmt: skip
+        for imag in (False, True):
+            part = _parts(x, imag)
+            if isinstance(part, GPUArray):
+                real_kernel(part, plane(out, imag), axis, include_initial)
+            else:  # a real input: its imaginary parts stay zero
+                provider.fill(plane(out, imag), 0.0)
+
+    kernel.__name__ = "cuda_cumulative_sum"
     return kernel

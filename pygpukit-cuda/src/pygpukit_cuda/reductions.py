@@ -240,5 +240,6 @@ def register(provider: KernelProvider) -> None:
             provider.add(op, _reduction(op), rs.ACCEPTED)
     for op in ("argmax", "argmin"):
         provider.add(op, _arg_reduction(op), rs.ACCEPTED)
-    for op in ("cumulative_sum", "cumulative_prod"):
-        provider.add(op, _cumulative(op), rs.ACCEPTED)
+    provider.add("cumulative_sum", complex_planes.scan(_cumulative("cumulative_sum")),
+                 (*rs.ACCEPTED, *dt.COMPLEX_DTYPES))  # fmt: skip
+    provider.add("cumulative_prod", _cumulative("cumulative_prod"), rs.ACCEPTED)

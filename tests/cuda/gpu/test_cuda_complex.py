@@ -134,6 +134,7 @@ def test_where_sum_mean(dtype: type) -> None:
     _check(gp.sum(x), np.sum(a).astype(dtype), rtol)
     _check(gp.sum(x, axis=0), np.sum(a, axis=0), rtol)
     _check(gp.mean(x, axis=1), np.mean(a, axis=1), rtol)
+    _check(gp.cumulative_sum(x, axis=1), np.cumsum(a, axis=1), rtol)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
