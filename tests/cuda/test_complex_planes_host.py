@@ -293,3 +293,36 @@ def test_cumulative_sum_of_parts() -> None:
     complex_planes.scan(real_scan)(_cpu(a), out, 0, True)
     np.testing.assert_allclose(view(out)[1:], np.cumsum(a, axis=0), rtol=1e-6)
     assert not view(out)[0].any()
+
+
+def test_prod_arranges_rows_for_its_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    """complex_math.prod on the host: the kernel's (rows, m) block and its launch are what
+    NumPy multiplies here (the kernel itself runs in the GPU tests)."""
+    import ctypes
+
+    from pygpukit_cuda import launcher
+
+    class _Fn:
+        def __init__(self, name: str) -> None:
+            self.dtype = np.complex128 if name.endswith("complex128") else np.complex64
+
+        def launch(self, grid: tuple[int], block: tuple[int], args: tuple[int, ...]) -> None:
+            out_ptr, x_ptr, m = args
+            rows = grid[0]
+            size = np.dtype(self.dtype).itemsize
+            x = np.frombuffer((ctypes.c_char * (rows * m * size)).from_address(x_ptr),
+                              self.dtype).reshape(rows, m)  # fmt: skip
+            out = np.frombuffer((ctypes.c_char * (rows * size)).from_address(out_ptr),
+                                self.dtype)  # fmt: skip
+            out[...] = x.prod(axis=1)
+
+    monkeypatch.setattr(launcher, "function", lambda index, name, src, fmt: _Fn(name))
+    a = _c((3, 4, 5), np.complex128)
+    for axes in ((0,), (1, 2), (2, 0), (0, 1, 2)):
+        shape = tuple(1 if d in axes else a.shape[d] for d in range(3))
+        out = _out(shape, gp.complex128)
+        complex_math.prod(_cpu(a), out, axes)
+        np.testing.assert_allclose(view(out), a.prod(axis=axes, keepdims=True), rtol=1e-12)
+    out = _out((1, 1), gp.complex64)
+    complex_math.prod(_cpu(np.zeros((0, 3), np.complex64)), out, (0, 1))
+    np.testing.assert_array_equal(view(out), [[1 + 0j]])

@@ -281,4 +281,74 @@ def binary(op: str, x1: Any, x2: Any, out: GPUArray, compute: dt.DataType) -> No
 
 def sources() -> list[tuple[str, str, str]]:
     """Every kernel of this module (for the compile test)."""
-    return [_kernel(op, d) for op in sorted(UNARY_OPS | BINARY_OPS) for d in dt.COMPLEX_DTYPES]
+    out = [_kernel(op, d) for op in sorted(UNARY_OPS | BINARY_OPS) for d in dt.COMPLEX_DTYPES]
+    out += [(*_prod_kernel(d), "@QQq") for d in dt.COMPLEX_DTYPES]
+    return out
+
+
+# -- the product reduction -----------------------------------------------------------------
+_PROD_BODY = r"""
+// One block per row of a contiguous (rows, m) complex array: each thread multiplies every
+// blockDim-th element, then the block multiplies its threads' products pairwise.
+extern "C" __global__ void NAME(char* out, const char* x, long long m) {
+  __shared__ CX part[256];
+  const CX* row = (const CX*)x + (long long)blockIdx.x * m;
+  CX acc; acc.re = (R)1; acc.im = (R)0;
+  for (long long j = threadIdx.x; j < m; j += blockDim.x) acc = pgk_cx_mul(acc, row[j]);
+  part[threadIdx.x] = acc;
+  __syncthreads();
+  for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) part[threadIdx.x] = pgk_cx_mul(part[threadIdx.x], part[threadIdx.x + s]);
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) ((CX*)out)[blockIdx.x] = part[0];
+}
+"""
+_PROD_BLOCK = 256  # the shared array's size above
+
+
+@functools.cache
+def _prod_kernel(dtype: dt.DataType) -> tuple[str, str]:
+    name = f"pgk_cx_prod_{dtype.name}"
+    text = _HELPERS + _PROD_BODY.replace("NAME", name)
+    r = "double" if dtype is dt.complex128 else "float"
+    f = "" if dtype is dt.complex128 else "f"
+    for fn in ("hypot", "fabs", "sqrt", "copysign", "expm1", "exp", "cosh", "sinh", "tan",
+               "cos", "sin", "log1p", "log", "atan2"):  # fmt: skip
+        text = text.replace(f"{fn}F(", f"{fn}{f}(")
+    text = text.replace("CX", f"pgk_cx_{r}").replace("(R)", f"({r})").replace("R ", f"{r} ")
+    text = text.replace("BIGX", "700" if r == "double" else "80")
+    text = text.replace("SATX", "22" if r == "double" else "9")
+    return name, text
+
+
+def prod(x: GPUArray, out: GPUArray, axes: tuple[int, ...]) -> None:
+    """out (keepdims shape) = the product of complex x over `axes`, in out's dtype."""
+    from . import complex_planes
+
+    if x.dtype is not out.dtype:  # the standard: the product is taken in the result dtype
+        converted = GPUArray.empty(x.shape, out.dtype, x.device)
+        complex_planes.copy(x, converted)
+        x = converted
+    kept = [a for a in range(x.ndim) if a not in axes]
+    rows = 1
+    for a in kept:
+        rows *= x.shape[a]
+    m = x.size // rows if rows else 0
+    if rows == 0:
+        return
+    if m == 0:  # an empty product is one
+        complex_planes.fill(out, 1.0)
+        return
+    perm = kept + list(axes)
+    moved = x._view(tuple(x.shape[a] for a in perm), tuple(x.strides[a] for a in perm),
+                    x._offset)  # fmt: skip
+    block = GPUArray.empty(moved.shape, x.dtype, x.device)
+    complex_planes.raw_copy(moved, block)  # rows of m elements, back to back
+    result = GPUArray.empty(out.shape, out.dtype, out.device)
+    name, src = _prod_kernel(out.dtype)
+    index = out.device.index
+    fn = launcher.function(index, name, src, "@QQq")
+    fn.launch((rows,), (_PROD_BLOCK,), (result._buffer.ptr + result._offset,
+                                        block._buffer.ptr + block._offset, m))  # fmt: skip
+    complex_planes.raw_copy(result, out)

@@ -186,8 +186,9 @@ def where(cond: GPUArray, x1: Any, x2: Any, out: GPUArray) -> None:
 
 
 # -- reductions ----------------------------------------------------------------------------
-#: reductions served here for complex inputs: the sum (and mean) of each part
-REDUCTIONS = frozenset({"sum", "mean", "all", "any", "count_nonzero"})
+#: reductions served for complex inputs: sum and mean part by part, the truth reductions on
+#: "either part nonzero", prod by complex_math
+REDUCTIONS = frozenset({"sum", "prod", "mean", "all", "any", "count_nonzero"})
 _TRUTH_REDUCTIONS = frozenset({"all", "any", "count_nonzero"})
 
 
@@ -200,6 +201,11 @@ def reduction(op: str, real_kernel: Any) -> Any:
             return
         if op in _TRUTH_REDUCTIONS:  # on the truth values (either part nonzero)
             real_kernel(_truth(x, out), out, axes, **params)
+            return
+        if op == "prod":  # mixes the parts: complex_math's own kernel
+            from . import complex_math
+
+            complex_math.prod(x, out, axes)
             return
         if not out.dtype.is_complex:
             raise TypeError(f"cuda {op}: complex input needs a complex output, got {out.dtype}")

@@ -33,9 +33,9 @@ def test_complex_round_trip(dtype: type) -> None:
 
 @pytest.mark.parametrize(
     "call",
-    [lambda z: gp.asin(z), lambda z: gp.atanh(z), lambda z: gp.prod(z),
-     lambda z: gp.cumulative_prod(z, axis=0), lambda z: z**z],
-    ids=["asin", "atanh", "prod", "cumulative_prod", "pow"],
+    [lambda z: gp.asin(z), lambda z: gp.atanh(z), lambda z: gp.cumulative_prod(z, axis=0),
+     lambda z: z**z],
+    ids=["asin", "atanh", "cumulative_prod", "pow"],
 )  # fmt: skip
 def test_ops_on_complex_are_refused_by_name(call: Callable[[gp.GPUArray], object]) -> None:
     z = gp.asarray(_complex(np.complex64), device="cuda")

@@ -135,6 +135,17 @@ def test_where_sum_mean(dtype: type) -> None:
     _check(gp.sum(x, axis=0), np.sum(a, axis=0), rtol)
     _check(gp.mean(x, axis=1), np.mean(a, axis=1), rtol)
     _check(gp.cumulative_sum(x, axis=1), np.cumsum(a, axis=1), rtol)
+    small = (a / np.abs(a)).astype(dtype)  # unit moduli: the product neither grows nor fades
+    z = gp.asarray(small, device="cuda")
+    _check(gp.prod(z), np.prod(small.astype(np.complex128)).astype(dtype), rtol * 4)
+    _check(gp.prod(z, axis=0), np.prod(small.astype(np.complex128), axis=0).astype(dtype),
+           rtol)  # fmt: skip
+    _check(gp.prod(z.mT, axis=1), np.prod(small.T.astype(np.complex128), axis=1).astype(dtype),
+           rtol)  # fmt: skip
+    big = _c((3, 5000), dtype) / np.float32(1.5)
+    big = (big / np.abs(big)).astype(dtype)
+    want = np.prod(big.astype(np.complex128), axis=1).astype(dtype)
+    _check(gp.prod(gp.asarray(big, device="cuda"), axis=1), want, RTOL[dtype] * 2000)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
