@@ -35,11 +35,7 @@ _BODIES = {
     "multiply": "CX r = pgk_cx_mul(a, b);",
     "square": "CX r = pgk_cx_mul(a, a);",
     "divide": "CX r = pgk_cx_div(a, b);",
-    "exp": (
-        "CX r;\n"
-        "    if (a.im == (R)0) { r.re = expF(a.re); r.im = a.im; }\n"
-        "    else { R e = expF(a.re); r.re = e * cosF(a.im); r.im = e * sinF(a.im); }"
-    ),
+    "exp": "CX r = pgk_cx_exp(a);",
     "log": "CX r = pgk_cx_log(a);",
     "log2": "CX r = pgk_cx_log(a); r.re *= (R)1.4426950408889634; r.im *= (R)1.4426950408889634;",
     "log10": (
@@ -63,6 +59,7 @@ _BODIES = {
 _HELPERS = r"""
 struct CX { R re, im; };
 __device__ __forceinline__ bool pgk_isinf(R x) { return x == x && (x - x) != (x - x); }
+__device__ __forceinline__ bool pgk_finite(R x) { return (x - x) == (x - x); }
 __device__ __forceinline__ CX pgk_cx_mul(CX a, CX b) {
   CX r; r.re = a.re * b.re - a.im * b.im; r.im = a.re * b.im + a.im * b.re; return r;
 }
@@ -92,6 +89,24 @@ __device__ __forceinline__ CX pgk_cx_sign(CX a) {
   else { r.re = a.re / m; r.im = a.im / m; }
   return r;
 }
+// exp with NumPy's special values: exact on the real axis; an infinite real part meeting
+// an infinite or NaN imaginary one gives inf + NaN i (x = +inf) or a signed zero (-inf).
+__device__ __forceinline__ CX pgk_cx_exp(CX a) {
+  CX r; R x = a.re, y = a.im;
+  if (y == (R)0) { r.re = expF(x); r.im = y; return r; }
+  if (pgk_isinf(x) && !pgk_finite(y)) {
+    if (x > (R)0) { r.re = x; r.im = y - y; }
+    else { r.re = (R)0; r.im = copysignF((R)0, y); }
+    return r;
+  }
+  if (x > (R)BIGX) {  // e^x overflows while e^x sin y may not: two factors of e^(x/2)
+    R h = expF((R)0.5 * x);
+    r.re = (h * cosF(y)) * h; r.im = (h * sinF(y)) * h;
+    return r;
+  }
+  R e = expF(x); r.re = e * cosF(y); r.im = e * sinF(y);
+  return r;
+}
 __device__ __forceinline__ CX pgk_cx_log(CX a) {
   CX r; r.re = logF(hypotF(a.re, a.im)); r.im = atan2F(a.im, a.re); return r;
 }
@@ -110,12 +125,14 @@ __device__ __forceinline__ CX pgk_cx_log1p(CX a) {
 __device__ __forceinline__ CX pgk_cx_expm1(CX a) {
   CX r;
   if (a.im == (R)0) { r.re = expm1F(a.re); r.im = a.im; return r; }
+  if (!pgk_finite(a.re) || !pgk_finite(a.im)) {  // exp's special values, less one
+    r = pgk_cx_exp(a); r.re -= (R)1; return r;
+  }
   R h = sinF((R)0.5 * a.im);
   r.re = expm1F(a.re) * cosF(a.im) - (R)2 * h * h;
   r.im = expF(a.re) * sinF(a.im);
   return r;
 }
-__device__ __forceinline__ bool pgk_finite(R x) { return (x - x) == (x - x); }
 // (cosh x, sinh x) scaled so that a product with a tiny cos y or sin y stays finite where
 // the result is: for large |x| each is e * (e / 2) with e = exp(|x| / 2).
 __device__ __forceinline__ void pgk_cx_hyp(R x, R c, R s, CX* r, bool sinh_first) {
