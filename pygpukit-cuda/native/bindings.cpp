@@ -6,6 +6,7 @@
 #include "buffer_allocator.hpp"
 #include "context.hpp"
 #include "cublaslt_api.hpp"
+#include "cufft_api.hpp"
 #include "driver_api.hpp"
 #include "graph.hpp"
 #include "green.hpp"
@@ -128,6 +129,7 @@ PYBIND11_MODULE(_native, m) {
     py::register_exception<pgk::NvrtcError>(m, "NvrtcError", PyExc_RuntimeError);
     g_lt_error =
         py::register_exception<pgk::LtError>(m, "CublasLtError", PyExc_RuntimeError).ptr();
+    py::register_exception<pgk::CufftError>(m, "CufftError", PyExc_RuntimeError);
     // A lost context raises the pure-Python class (catchable without the extension); this
     // translator is registered after CudaError's, so it is tried first.
     g_lost_error =
@@ -448,6 +450,46 @@ PYBIND11_MODULE(_native, m) {
             "terms; out: (m, n, batch, batch_stride); aligns: bytes of A, B and C/D.");
 
     pgk::bind_cusolver(m);
+    // -- cuFFT -------------------------------------------------------------------------
+    py::class_<pgk::Cufft, std::shared_ptr<pgk::Cufft>>(m, "Cufft")
+        .def(py::init<const std::string&>(), py::arg("path"),
+             "dlopen a libcufft; CufftError names the path and what failed.")
+        .def_property_readonly("path", &pgk::Cufft::path)
+        .def_property_readonly("version", &pgk::Cufft::version)
+        .def(
+            "plan",
+            [](std::shared_ptr<pgk::Cufft> lib, std::shared_ptr<Context> ctx, int type,
+               std::vector<long long> n, std::vector<long long> inembed, long long istride,
+               long long idist, std::vector<long long> onembed, long long ostride,
+               long long odist, long long batch) {
+                pgk::FftLayout l;
+                l.type = type;
+                l.n = std::move(n);
+                l.inembed = std::move(inembed);
+                l.onembed = std::move(onembed);
+                l.istride = istride;
+                l.idist = idist;
+                l.ostride = ostride;
+                l.odist = odist;
+                l.batch = batch;
+                return std::make_shared<pgk::FftPlan>(std::move(lib), std::move(ctx), l);
+            },
+            py::arg("context"), py::arg("type"), py::arg("n"), py::arg("inembed"),
+            py::arg("istride"), py::arg("idist"), py::arg("onembed"), py::arg("ostride"),
+            py::arg("odist"), py::arg("batch"),
+            "An FftPlan (cufftMakePlanMany64 with auto-allocation off); sizes in elements.");
+    py::class_<pgk::FftPlan, std::shared_ptr<pgk::FftPlan>>(m, "FftPlan")
+        .def_property_readonly("work_bytes", &pgk::FftPlan::work_bytes)
+        .def_property_readonly("type", &pgk::FftPlan::type)
+        .def(
+            "__call__",
+            [](const pgk::FftPlan& p, uintptr_t stream, uint64_t in, uint64_t out, uint64_t work,
+               int direction) {
+                p.execute(reinterpret_cast<CUstream>(stream), in, out, work, direction);
+            },
+            py::arg("stream"), py::arg("input"), py::arg("output"), py::arg("work"),
+            py::arg("direction") = -1,
+            "Enqueue the transform on `stream` (direction -1 forward, 1 inverse).");
 
     // -- streams and events ----------------------------------------------------------
     // -- green contexts (SM partitions) --------------------------------------------------

@@ -20,7 +20,7 @@ constexpr int kDescTransA = 3, kDescTransB = 4;
 constexpr int kLayoutBatchCount = 5, kLayoutBatchStride = 6;
 constexpr int kPrefMaxWorkspace = 1;
 constexpr int kPrefAlignA = 5, kPrefAlignB = 6, kPrefAlignC = 7, kPrefAlignD = 8;
-constexpr int kScale64F = 1;
+constexpr int kScale64F = 1, kScaleC64F = 5;  // CUDA_R_64F, CUDA_C_64F
 
 void (*g_translate)() = nullptr;
 PyTypeObject* g_type = nullptr;
@@ -37,8 +37,9 @@ struct PlanState {
     std::vector<LtAlgo> algos;     // usable candidates, the heuristic's order
     std::vector<size_t> ws_sizes;  // workspace each candidate needs
     size_t choice = 0;
-    double alpha64 = 1.0, beta64 = 0.0;
-    float alpha32 = 1.0f, beta32 = 0.0f;
+    // {real, imaginary}: a complex scale type (CUDA_C_32F/64F) reads both, a real one the first
+    double alpha64[2] = {1.0, 0.0}, beta64[2] = {0.0, 0.0};
+    float alpha32[2] = {1.0f, 0.0f}, beta32[2] = {0.0f, 0.0f};
     bool scale64 = false;
 
     ~PlanState() {
@@ -57,8 +58,8 @@ struct PlanState {
         }
         ctx->make_current();
         LaunchGuard gate(stream);
-        const void* alpha = scale64 ? static_cast<const void*>(&alpha64) : &alpha32;
-        const void* beta = scale64 ? static_cast<const void*>(&beta64) : &beta32;
+        const void* alpha = scale64 ? static_cast<const void*>(alpha64) : alpha32;
+        const void* beta = scale64 ? static_cast<const void*>(beta64) : beta32;
         auto* pa = reinterpret_cast<const void*>(a);
         auto* pb = reinterpret_cast<const void*>(b);
         auto* pd = reinterpret_cast<void*>(d);
@@ -245,7 +246,7 @@ PyObject* new_matmul_plan(std::shared_ptr<CublasLt> lt_ptr, std::shared_ptr<Cont
     st->lt = lt_ptr;
     st->ctx = ctx;
     st->handle = lt_ptr->handle(*ctx);
-    st->scale64 = p.scale_type == kScale64F;
+    st->scale64 = p.scale_type == kScale64F || p.scale_type == kScaleC64F;
     lt.check(api.cublasLtMatmulDescCreate(&st->desc, p.compute, p.scale_type),
              "cublasLtMatmulDescCreate");
     set_attr(lt, api.cublasLtMatmulDescSetAttribute, st->desc, kDescTransA,

@@ -55,13 +55,14 @@ TRIAL_REPEATS = 3
 TRIAL_MARGIN = 0.95  # the trial's single samples scatter by about 3% on the H100
 
 # cudaDataType_t, cublasComputeType_t and cublasOperation_t of the CUDA headers
-_R_32F, _R_64F, _R_16F, _R_16BF = 0, 1, 2, 14
+_R_32F, _R_64F, _R_16F, _R_16BF, _C_32F, _C_64F = 0, 1, 2, 14, 4, 5
 COMPUTE_32F, COMPUTE_64F, COMPUTE_32F_FAST_TF32 = 68, 70, 77
 OP_N, OP_T = 0, 1
 
-_DATA_TYPE = {"float16": _R_16F, "bfloat16": _R_16BF, "float32": _R_32F, "float64": _R_64F}
-#: dtypes cuBLASLt serves here (integers go to the NVRTC kernels)
-DTYPES = (dt.float16, dt.bfloat16, dt.float32, dt.float64)
+_DATA_TYPE = {"float16": _R_16F, "bfloat16": _R_16BF, "float32": _R_32F, "float64": _R_64F,
+              "complex64": _C_32F, "complex128": _C_64F}  # fmt: skip
+#: dtypes cuBLASLt serves here (integers go to the NVRTC kernels; complex has only cuBLASLt)
+DTYPES = (dt.float16, dt.bfloat16, dt.float32, dt.float64, dt.complex64, dt.complex128)
 
 
 def candidates() -> list[str]:
@@ -163,7 +164,7 @@ def as_operand(rows: int, cols: int, s_row: int, s_col: int) -> Operand | None:
 
 
 def compute_type(dtype: dt.DataType, allow_tf32: bool) -> int:
-    if dtype is dt.float64:
+    if dtype is dt.float64 or dtype is dt.complex128:
         return COMPUTE_64F
     if dtype is dt.float32 and allow_tf32:
         return COMPUTE_32F_FAST_TF32
@@ -202,6 +203,8 @@ def plan_for(lt: Any, device_index: int, dtype: dt.DataType, allow_tf32: bool,
 
     data = _DATA_TYPE[dtype.name]
     scale = _R_64F if compute == COMPUTE_64F else _R_32F
+    if dtype.is_complex:  # complex products take complex alpha and beta
+        scale = _C_64F if compute == COMPUTE_64F else _C_32F
     plan = lt.plan(
         context(device_index),
         (data, scale, compute),

@@ -11,7 +11,7 @@ Report = Callable[[str, bool, str], None]
 
 def run_checks(report: Report) -> None:
     """Report the native extension, driver, GPUs, NVRTC and a test compile, in that order;
-    later checks are skipped (with a reason) once an earlier one fails."""
+    later checks are skipped (with a reason) once an earlier one fails; then cuFFT."""
     try:
         _loader.native()
     except _loader.CudaUnavailable as exc:
@@ -45,6 +45,7 @@ def run_checks(report: Report) -> None:
         report("CUDA GPUs", True, names)
     if _report_nvrtc(report) and count:
         _report_compile(report)
+    _report_cufft(report)
 
 
 def _report_nvrtc(report: Report) -> bool:
@@ -70,3 +71,11 @@ def _report_compile(report: Report) -> None:
         return
     how = "from the disk cache" if fn.image.from_cache else "compiled now"
     report("CUDA kernel build", True, f"{fn.image.target.option[6:]} ({how})")
+
+
+def _report_cufft(report: Report) -> None:
+    """cuFFT is optional (gp.fft on cuda arrays): its absence is reported, not failed."""
+    from . import cufft
+
+    why = cufft.missing()
+    report("cuFFT (gp.fft on cuda)", True, cufft.status() if why is None else f"optional: {why}")

@@ -83,7 +83,7 @@ def matmul(x1: GPUArray, x2: GPUArray, out: GPUArray, allow_tf32: bool) -> None:
         if ready is not None:
             ready(a_ptr, b_ptr, c_ptr)
             return
-    if dtype not in MATMUL_DTYPES:
+    if dtype not in MATMUL_DTYPES and not dtype.is_complex:
         raise TypeError(f"the cuda backend has no matmul kernel for {dtype.name}")
     if x1.dtype is not dtype or x2.dtype is not dtype:
         raise TypeError(
@@ -99,6 +99,9 @@ def matmul(x1: GPUArray, x2: GPUArray, out: GPUArray, allow_tf32: bool) -> None:
     lt = cublaslt.library() if dtype in cublaslt.DTYPES else None
     if lt is not None and _lt_matmul(lt, x1, x2, out, allow_tf32):
         return
+    if dtype.is_complex:  # no NVRTC kernel of ours multiplies complex matrices
+        why = cublaslt.status() if lt is None else "cuBLASLt offered no algorithm"
+        raise TypeError(f"cuda matmul of {dtype.name} needs cuBLASLt: {why}")
     _nvrtc_matmul(x1, x2, out, allow_tf32)
 
 
@@ -239,7 +242,7 @@ def _nvrtc_matmul(x1: GPUArray, x2: GPUArray, out: GPUArray, allow_tf32: bool) -
 
 def register(provider: KernelProvider) -> None:
     """Add matmul to the cuda provider."""
-    provider.add("matmul", matmul, MATMUL_DTYPES)
+    provider.add("matmul", matmul, (*MATMUL_DTYPES, *dt.COMPLEX_DTYPES))
 
 
 def describe() -> dict[str, Any]:

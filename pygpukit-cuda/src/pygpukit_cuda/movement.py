@@ -362,7 +362,13 @@ KERNELS = (
 
 _NO_FLOAT8 = tuple(d for d in dt.ALL_DTYPES if not d.is_float8)
 #: dtypes served where not every dtype is (order keys have no float8 rules)
-DTYPES = {op: _NO_FLOAT8 for op in ("sort", "argsort", "nonzero", "searchsorted")}
+DTYPES: dict[str, tuple[dt.DataType, ...]] = {
+    op: _NO_FLOAT8 for op in ("sort", "argsort", "nonzero", "searchsorted")
+}
+# kernels that move whole elements (any itemsize up to 16) serve complex data too
+for _op in ("concat", "roll", "repeat", "take", "take_along_axis", "gather", "scatter",
+            "mask_select"):  # fmt: skip
+    DTYPES[_op] = dt.EVERY_DTYPE
 
 
 def register(provider: Any) -> None:

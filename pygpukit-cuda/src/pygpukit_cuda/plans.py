@@ -2,10 +2,10 @@
 
 A plan is what a hot call needs decided once per operand layout: an elementwise or cast
 LaunchPlan, a reduction's launches and scratch size, a cuBLASLt MatmulPlan, matmul's bound
-product. Each family keys its own cache (its key is what its plan depends on); all of them
-are bounded the same way — a program with endlessly new shapes starts over rather than
-grows — and `forget()` drops them all, the native fast paths' copies of elementwise plans
-included.
+product, a cuFFT plan. Each family keys its own cache (its key is what its plan depends on);
+all of them are bounded the same way — a program with endlessly new shapes starts over
+rather than grows — and `forget()` drops them all, the native fast paths' copies of
+elementwise plans included.
 """
 
 from __future__ import annotations
@@ -47,7 +47,13 @@ CUBLASLT = PlanCache("cublaslt", 4096)
 #: matmul's hot-path key -> the bound cublaslt.Product that ran there
 MATMUL = PlanCache("matmul", 4096)
 
-ALL = (ELEMENTWISE, CAST, REDUCTION, CUBLASLT, MATMUL)
+#: transform layout (device, cufftType, sizes, embeddings, strides, batch) -> cuFFT FftPlan;
+#: plans hold device memory (cuFFT's tables), so fewer are kept
+CUFFT = PlanCache("cufft", 256)
+#: an FFT pass's operand layouts -> cufft.plan's arguments, where no copy is needed
+FFT_LAYOUT = PlanCache("fft_layout", 1024)
+
+ALL = (ELEMENTWISE, CAST, REDUCTION, CUBLASLT, MATMUL, CUFFT, FFT_LAYOUT)
 
 
 def forget() -> None:

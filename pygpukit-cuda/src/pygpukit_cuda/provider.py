@@ -276,6 +276,11 @@ def _spread(lay: list[int], present: list[bool]) -> list[int]:
 
 # -- the kernels the provider registers ------------------------------------------------
 def copy(src: GPUArray, out: GPUArray) -> None:
+    if src._dtype.kind == "c" or out._dtype.kind == "c":
+        from . import complex_planes
+
+        complex_planes.copy(src, out)
+        return
     if (
         src.dtype is out.dtype
         and src.is_contiguous
@@ -292,7 +297,12 @@ def copy(src: GPUArray, out: GPUArray) -> None:
     run(source.copy_kernel(out.dtype), out, [src])
 
 
-def fill(out: GPUArray, value: bool | int | float) -> None:
+def fill(out: GPUArray, value: bool | int | float | complex) -> None:
+    if out._dtype.kind == "c":
+        from . import complex_planes
+
+        complex_planes.fill(out, value)
+        return
     run(source.copy_kernel(out.dtype), out, [value])
 
 
@@ -306,6 +316,9 @@ def _unary(op: str) -> Callable[..., None]:
     def kernel(x: GPUArray, out: GPUArray, approximate: str = "none") -> None:
         spec = specs.get((x._dtype.name, out._dtype.name, approximate))
         if spec is None:
+            if x.dtype.is_complex:
+                _complex_unary(op, x, out)
+                return
             compute = x.dtype if rule in ("to_bool", "logical", "bitwise") else out.dtype
             if (compute, out.dtype) not in cases:
                 raise TypeError(f"the cuda backend has no {op} kernel for {x.dtype.name}")
@@ -328,6 +341,9 @@ def _binary(op: str) -> Callable[..., None]:
     def kernel(x1: Any, x2: Any, out: GPUArray, compute: dt.DataType) -> None:
         spec = specs.get((compute.name, out._dtype.name))
         if spec is None:
+            if compute.is_complex:
+                _complex_binary(op, x1, x2, out, compute)
+                return
             if (compute, out.dtype) not in cases:
                 raise TypeError(f"the cuda backend has no {op} kernel for {compute.name}")
             spec = specs[(compute.name, out.dtype.name)] = source.binary_kernel(
@@ -345,7 +361,30 @@ def _binary(op: str) -> Callable[..., None]:
     return kernel
 
 
+def _complex_unary(op: str, x: GPUArray, out: GPUArray) -> None:
+    from . import complex_math, complex_planes
+
+    if op in complex_planes.UNARY_OPS:
+        complex_planes.unary(op, x, out)
+    else:
+        complex_math.unary(op, x, out)
+
+
+def _complex_binary(op: str, x1: Any, x2: Any, out: GPUArray, compute: dt.DataType) -> None:
+    from . import complex_math, complex_planes
+
+    if op in complex_planes.BINARY_OPS:
+        complex_planes.binary(op, x1, x2, out, compute)
+    else:
+        complex_math.binary(op, x1, x2, out, compute)
+
+
 def where(cond: GPUArray, x1: Any, x2: Any, out: GPUArray) -> None:
+    if out._dtype.kind == "c":
+        from . import complex_planes
+
+        complex_planes.where(cond, x1, x2, out)
+        return
     run(source.where_kernel(out.dtype), out, [cond, x1, x2])
 
 
@@ -356,15 +395,24 @@ def make_provider() -> KernelProvider:
         gates_launches=True,  # every launch passes the extension's native gate
         name_errors=False,  # the launch path is measured: no wrapper frame per kernel call
     )  # fmt: skip
-    provider.add("copy", copy)
-    provider.add("fill", fill)
+    provider.add("copy", copy, dt.EVERY_DTYPE)
+    provider.add("fill", fill, dt.EVERY_DTYPE)
+    from . import complex_math, complex_planes
+
     elementwise_dtypes = [d for d in dt.ALL_DTYPES if not d.is_float8]
+    with_complex = [*elementwise_dtypes, *dt.COMPLEX_DTYPES]
     for op in UNARY:
-        provider.add(op, _unary(op), elementwise_dtypes)
+        served = op in complex_planes.UNARY_OPS or op in complex_math.UNARY_OPS
+        provider.add(op, _unary(op), with_complex if served else elementwise_dtypes)
     for op in BINARY:
-        provider.add(op, _binary(op), elementwise_dtypes)
-    provider.add("where", where)
-    from . import decode_ops, linalg_nn, linalg_solver, matmul
+        served = op in complex_planes.BINARY_OPS or op in complex_math.BINARY_OPS
+        provider.add(op, _binary(op), with_complex if served else elementwise_dtypes)
+    provider.add("where", where, dt.EVERY_DTYPE)
+    for op in ("real", "imag", "conj", "angle"):
+        provider.add(op, getattr(complex_planes, op), dt.COMPLEX_DTYPES)
+    from . import decode_ops, fft_kernels, linalg_nn, linalg_solver, matmul
+
+    fft_kernels.register(provider)
 
     matmul.register(provider)
     linalg_nn.register(provider)

@@ -229,10 +229,17 @@ def _cumulative(op: str) -> Any:
 
 def register(provider: KernelProvider) -> None:
     """Add the reductions, argmax/argmin, count_nonzero and the scans to `provider`."""
+    from . import complex_planes
+
     for op in ("sum", "prod", "mean", "var", "std", "max", "min", "all", "any",
                "count_nonzero"):  # fmt: skip
-        provider.add(op, _reduction(op), rs.ACCEPTED)
+        if op in complex_planes.REDUCTIONS:  # complex data: each part reduced on its own
+            kernel = complex_planes.reduction(op, _reduction(op))
+            provider.add(op, kernel, (*rs.ACCEPTED, *dt.COMPLEX_DTYPES))
+        else:
+            provider.add(op, _reduction(op), rs.ACCEPTED)
     for op in ("argmax", "argmin"):
         provider.add(op, _arg_reduction(op), rs.ACCEPTED)
-    for op in ("cumulative_sum", "cumulative_prod"):
-        provider.add(op, _cumulative(op), rs.ACCEPTED)
+    provider.add("cumulative_sum", complex_planes.scan(_cumulative("cumulative_sum")),
+                 (*rs.ACCEPTED, *dt.COMPLEX_DTYPES))  # fmt: skip
+    provider.add("cumulative_prod", _cumulative("cumulative_prod"), rs.ACCEPTED)

@@ -18,7 +18,7 @@ from .results import Work
 #: families in the order they run
 FAMILIES = (
     "elementwise", "reductions", "matmul", "attention", "tiny", "compile", "transfer", "launch",
-    "llm", "qos",
+    "fft", "llm", "qos",
 )  # fmt: skip
 #: families run only when named: each takes a minute or more of the GPU to itself
 OPT_IN = ("qos", "llm")
@@ -134,7 +134,8 @@ class ArrayCase:
         return None
 
     def nbytes_per_set(self) -> int:
-        itemsize = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8}
+        itemsize = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8, "complex64": 8,
+                    "complex128": 16}  # fmt: skip
         return sum(
             int(np.prod(shape)) * itemsize[d]
             for (_, shape), d in zip(self.inputs, self.dtypes, strict=True)
@@ -467,6 +468,14 @@ def _llm_cases(sizes: Sizes) -> list[Case]:
     from .llm_decode import cases  # its own module: it imports the runner
 
     return list(cases(sizes.llm_batch, sizes.llm_load_mb, quick=sizes.llm_batch == [1]))
+    "fft": lambda sizes: _fft_cases(sizes),
+}
+
+
+def _fft_cases(sizes: Sizes) -> list[Case]:
+    from .fourier_cases import cases  # its own module: it builds on this one's classes
+
+    return cases(sizes)
 
 
 def _launch_cases(calls: list[int]) -> list[Case]:

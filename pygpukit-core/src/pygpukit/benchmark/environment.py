@@ -38,6 +38,7 @@ def collect(device: Any, peers: list[Peer]) -> dict[str, Any]:
     versions: dict[str, str | None] = {
         "pygpukit": gp.__version__,
         "pygpukit-cuda": distribution_version("pygpukit-cuda"),
+        "nvidia-cufft": distribution_version("nvidia-cufft"),  # what gp.fft runs on, on cuda
         "numpy": np.__version__,
         "python": platform.python_version(),
     }

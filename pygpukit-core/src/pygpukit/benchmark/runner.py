@@ -61,6 +61,13 @@ class Bench:
             rng = np.random.default_rng([self.seed, len(shape), *shape, kind == "uniform"])
             if kind == "uniform":
                 data = rng.random(shape, dtype=np.float32)
+            elif kind == "complex":  # both parts standard normal
+                re = rng.standard_normal(shape, dtype=np.float32)
+                data = (re + 1j * rng.standard_normal(shape, dtype=np.float32)).astype(np.complex64)
+            elif kind in ("spectrum1", "spectrum2"):  # rfft(n) of a real signal: Hermitian
+                axes = (-1,) if kind == "spectrum1" else (-2, -1)
+                signal = rng.standard_normal((*shape[:-1], 2 * (shape[-1] - 1)))
+                data = np.fft.rfftn(signal, axes=axes).astype(np.complex64)
             else:
                 data = rng.standard_normal(shape, dtype=np.float32)
             self._host[key] = data
@@ -124,7 +131,7 @@ def compare(got: np.ndarray, want: Expected) -> tuple[float, str]:
         got = got[want.rows] if got.ndim >= 1 and got.shape[0] > want.rows.max() else got
     if got.shape != ref.shape:
         return float("inf"), f"shape {got.shape}, want {ref.shape}"
-    g = got.astype(np.float64)
+    g = got.astype(np.complex128 if np.iscomplexobj(got) else np.float64)
     if np.isnan(g).any() and not np.isnan(ref).any():
         return float("inf"), "NaN in the result"
     scale = float(np.max(np.abs(ref))) if ref.size else 0.0

@@ -64,6 +64,10 @@ __device__ __forceinline__ void pgk_copy_item(char* dst, const char* src, int it
     case 1: *(unsigned char*)dst = *(const unsigned char*)src; break;
     case 2: *(unsigned short*)dst = *(const unsigned short*)src; break;
     case 4: *(unsigned int*)dst = *(const unsigned int*)src; break;
+    case 16:  // complex128: two 8-byte halves (its alignment is 8, not 16)
+      ((unsigned long long*)dst)[1] = ((const unsigned long long*)src)[1];
+      *(unsigned long long*)dst = *(const unsigned long long*)src;
+      break;
     default: *(unsigned long long*)dst = *(const unsigned long long*)src; break;
   }
 }

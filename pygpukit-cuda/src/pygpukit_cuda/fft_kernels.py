@@ -1,0 +1,268 @@
+"""The cuda provider's FFT kernels (fft_c2c, fft_r2c, fft_c2r) on cuFFT, for any axes and views.
+
+Each kernel follows the conventions of ``pygpukit._ops.fourier`` (unnormalised transform
+over ``axes``, times ``scale``). A transform over up to three axes is one cuFFT call when
+both operands fit cuFFT's advanced layout (the other axes merge into one batch dimension
+with one distance; each transformed axis' stride a whole multiple of the next one's): the
+common cases (last axis or trailing axes of contiguous arrays, axis 0 of a matrix) read
+the caller's view and write the output directly. Anything else goes through a contiguous
+copy with the transformed axes last. More than three axes take several passes (the
+transform is separable): complex passes run in place on the output.
+
+cuFFT's complex-to-real transform overwrites its input, so ``fft_c2r`` always reads a
+private copy, never the caller's array.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pygpukit import GPUArray, Kernel, KernelProvider
+from pygpukit.core import dtypes as dt
+
+from . import cufft, launcher, plans
+from .device_facts import BLOCK, sm_count
+from .dims import merge_dims
+
+_C2C_TYPES = {"complex64": cufft.C2C, "complex128": cufft.Z2Z}
+_R2C_TYPES = {"float32": cufft.R2C, "float64": cufft.D2Z}
+_C2R_TYPES = {"complex64": cufft.C2R, "complex128": cufft.Z2D}
+#: most axes one cuFFT plan transforms
+MAX_RANK = 3
+
+
+def _ptr(x: GPUArray) -> int:
+    return int(x._buffer.ptr + x._offset)
+
+
+def _embed(strides: list[int], sizes: list[int]) -> tuple[tuple[int, ...], int] | None:
+    """(embedding, innermost stride) placing element (i0, i1, ...) at
+    stride * ((i0 * e1 + i1) * e2 + ...), or None when the strides allow no such layout."""
+    st = list(strides)
+    r = len(sizes)
+    if sizes[-1] == 1:
+        st[-1] = 1  # a length-1 axis is never stepped along: any stride serves
+    for k in range(r - 2, -1, -1):
+        if sizes[k] == 1:
+            st[k] = st[k + 1] * sizes[k + 1]
+    if st[-1] <= 0:
+        return None
+    embed = [sizes[0]]
+    for k in range(1, r):
+        if st[k - 1] <= 0 or st[k - 1] % st[k] or st[k - 1] // st[k] < sizes[k]:
+            return None
+        embed.append(st[k - 1] // st[k])
+    return tuple(embed), st[-1]
+
+
+def _elements(x: GPUArray) -> list[int] | None:
+    size = x.dtype.itemsize
+    if any(s % size for s in x.strides):
+        return None
+    return [s // size for s in x.strides]
+
+
+def _layout(src: GPUArray, dst: GPUArray, axes: tuple[int, ...], logical: tuple[int, ...]
+            ) -> tuple[Any, ...] | None:  # fmt: skip
+    """cufftMakePlanMany64's layout arguments for src -> dst over `axes`, or None."""
+    ist, ost = _elements(src), _elements(dst)
+    if ist is None or ost is None:
+        return None
+    others = [a for a in range(src.ndim) if a not in axes]
+    bshape = tuple(src.shape[a] for a in others)
+    merged = merge_dims(bshape, [tuple(ist[a] for a in others), tuple(ost[a] for a in others)])
+    if len(merged) != 1:
+        return None
+    batch, (idist, odist) = merged[0]
+    fit_in = _embed([ist[a] for a in axes], [src.shape[a] for a in axes])
+    fit_out = _embed([ost[a] for a in axes], [dst.shape[a] for a in axes])
+    if fit_in is None or fit_out is None:
+        return None
+    (inembed, istride), (onembed, ostride) = fit_in, fit_out
+    if batch == 1:  # one transform: the distance is never used, any positive value serves
+        idist = istride * _prod(inembed)
+        odist = ostride * _prod(onembed)
+    elif idist <= 0 or odist <= 0:
+        return None
+    return (logical, inembed, istride, idist, onembed, ostride, odist, batch)
+
+
+def _prod(xs: tuple[int, ...]) -> int:
+    out = 1
+    for v in xs:
+        out *= v
+    return out
+
+
+def _permuted(x: GPUArray, perm: list[int]) -> GPUArray:
+    """A view of x with its axes in `perm`'s order (no copy)."""
+    return x._view(tuple(x.shape[a] for a in perm), tuple(x.strides[a] for a in perm), x._offset)
+
+
+def _contiguous(x: GPUArray) -> GPUArray:
+    """A new contiguous copy of x (bit-exact, any dtype)."""
+    from . import complex_planes
+
+    out = GPUArray.empty(x.shape, x.dtype, x.device)
+    complex_planes.raw_copy(x, out)
+    return out
+
+
+def _pass(kind: str, src: GPUArray, dst: GPUArray, axes: tuple[int, ...], direction: int,
+          src_private: bool) -> None:  # fmt: skip
+    """dst = the unscaled transform of src over `axes` (at most three): kind c2c, r2c, c2r.
+
+    A transform of length 1 is the identity, so such axes are dropped before cuFFT sees
+    them (it is never asked for a size-1 dimension); with none left, a copy (r2c: to
+    complex, c2r: the real parts) does the whole pass."""
+    from . import complex_planes
+
+    sizes = dst.shape if kind == "c2r" else src.shape
+    last = axes[-1]
+    kept = tuple(a for a in axes[:-1] if sizes[a] > 1)
+    if sizes[last] > 1:
+        kept += (last,)
+    elif kind != "c2c":  # the real <-> complex step along a length-1 last axis: a cast
+        if kind == "r2c":
+            complex_planes.copy(src, dst)
+            if kept:
+                _pass("c2c", dst, dst, kept, direction, True)
+        else:
+            if kept:
+                src = _contiguous(src) if not src_private else src
+                _pass("c2c", src, src, kept, cufft.INVERSE, True)
+            complex_planes.real(src, dst)
+        return
+    if not kept:  # c2c over length-1 axes only
+        if src is not dst:
+            complex_planes.raw_copy(src, dst)
+        return
+    _cufft_pass(kind, src, dst, kept, direction, src_private)
+
+
+def _cufft_pass(kind: str, src: GPUArray, dst: GPUArray, axes: tuple[int, ...],
+                direction: int, src_private: bool) -> None:  # fmt: skip
+    """`_pass` over axes of length 2 and more: one cuFFT execution (copies where needed)."""
+    key = (kind, src._shape, src._strides, src._dtype.name, dst._shape, dst._strides, axes,
+           src_private, dst._device.index)  # fmt: skip
+    direct = _direct.get(key)
+    if direct is not None:  # the operands fit as they are: straight to the plan
+        plan = cufft.plan(dst._device.index, *direct)
+        cufft.execute(plan, dst._device.index, _ptr(src), _ptr(dst), direction)
+        return
+    if kind == "c2r":
+        logical = tuple(dst.shape[a] for a in axes)
+        fft_type = _C2R_TYPES[src.dtype.name]
+    else:
+        logical = tuple(src.shape[a] for a in axes)
+        fft_type = (_C2C_TYPES if kind == "c2c" else _R2C_TYPES)[src.dtype.name]
+    index = dst.device.index
+    # c2r overwrites its input: it may read only an array of our own
+    lay = _layout(src, dst, axes, logical) if src_private or kind != "c2r" else None
+    target = None
+    if lay is not None:
+        _direct.put(key, (fft_type, *lay))
+    else:
+        perm = [a for a in range(src.ndim) if a not in axes] + list(axes)
+        moved = tuple(range(src.ndim - len(axes), src.ndim))
+        src = _contiguous(_permuted(src, perm))
+        view = _permuted(dst, perm)
+        lay = _layout(src, view, moved, logical)
+        if lay is None:  # the output's layout does not fit either: write a scratch array
+            target, view = view, GPUArray.empty(view.shape, dst.dtype, dst.device)
+            lay = _layout(src, view, moved, logical)
+            assert lay is not None, "a contiguous array with trailing axes always fits"
+        dst = view
+    plan = cufft.plan(index, fft_type, *lay)
+    cufft.execute(plan, index, _ptr(src), _ptr(dst), direction)
+    if target is not None:
+        from . import complex_planes
+
+        complex_planes.raw_copy(dst, target)
+
+
+#: (kind, operand layouts, axes, ...) -> cufft.plan's arguments, for operands that need no
+#: copy: a repeated transform skips the layout search (the plans are plans.CUFFT's)
+_direct = plans.FFT_LAYOUT
+
+
+def _groups(axes: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """axes in chunks of at most MAX_RANK, the chunk holding the last axis first."""
+    return [axes[max(0, i - MAX_RANK) : i] for i in range(len(axes), 0, -MAX_RANK)]
+
+
+_SCALE_SOURCE = r"""
+extern "C" __global__ void pgk_fft_scale_f32(float* p, long long n, float s) {
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x) p[i] *= s;
+}
+extern "C" __global__ void pgk_fft_scale_f64(double* p, long long n, double s) {
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x) p[i] *= s;
+}
+"""
+
+
+def _scale(out: GPUArray, scale: float) -> None:
+    """out *= scale, in place (out is the kernels' new contiguous output)."""
+    if scale == 1.0:
+        return
+    parts = 2 if out.dtype.is_complex else 1
+    double = out.dtype in (dt.float64, dt.complex128)
+    name = "pgk_fft_scale_f64" if double else "pgk_fft_scale_f32"
+    fmt = "@Qqd" if double else "@Qqf"
+    index = out.device.index
+    fn = launcher.function(index, name, _SCALE_SOURCE, fmt)
+    n = out.size * parts
+    grid = max(1, min(-(-n // BLOCK), sm_count(index) * 32))
+    fn.launch((grid,), (BLOCK,), (_ptr(out), n, scale))
+
+
+# -- the kernels ---------------------------------------------------------------------------
+def fft_c2c(x: GPUArray, out: GPUArray, axes: tuple[int, ...], forward: bool,
+            scale: float) -> None:  # fmt: skip
+    direction = cufft.FORWARD if forward else cufft.INVERSE
+    src, private = x, False
+    for group in _groups(tuple(axes)):
+        _pass("c2c", src, out, group, direction, private)
+        src, private = out, True  # later passes run in place on the output
+    _scale(out, scale)
+
+
+def fft_r2c(x: GPUArray, out: GPUArray, axes: tuple[int, ...], scale: float) -> None:
+    groups = _groups(tuple(axes))
+    _pass("r2c", x, out, groups[0], cufft.FORWARD, False)
+    for group in groups[1:]:
+        _pass("c2c", out, out, group, cufft.FORWARD, True)
+    _scale(out, scale)
+
+
+def fft_c2r(x: GPUArray, out: GPUArray, axes: tuple[int, ...], scale: float) -> None:
+    groups = _groups(tuple(axes))
+    src, private = x, False
+    if len(groups) > 1:  # the complex axes first, on a copy, then the real transform
+        src, private = _contiguous(x), True
+        for group in groups[1:]:
+            _pass("c2c", src, src, group, cufft.INVERSE, True)
+    _pass("c2r", src, out, groups[0], 0, private)
+    _scale(out, scale)
+
+
+class _CufftKernel(Kernel):
+    """A Kernel that refuses, naming what to install, while cuFFT cannot be loaded."""
+
+    def refusal(self, dtypes: tuple[dt.DataType, ...]) -> str | None:
+        why = cufft.missing()
+        return why if why is not None else super().refusal(dtypes)
+
+
+def register(provider: KernelProvider) -> None:
+    """Add the three FFT kernels; dispatch asks cuFFT's presence when they are first chosen."""
+    for op, fn, dtypes in (
+        ("fft_c2c", fft_c2c, dt.COMPLEX_DTYPES),
+        ("fft_r2c", fft_r2c, (dt.float32, dt.float64)),
+        ("fft_c2r", fft_c2r, dt.COMPLEX_DTYPES),
+    ):
+        provider.add(op, fn, dtypes)
+        k = provider.kernels[op]
+        provider.kernels[op] = _CufftKernel(k.op, k.fn, k.provider, k.dtypes, k.gated)

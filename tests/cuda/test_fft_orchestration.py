@@ -1,0 +1,166 @@
+"""The cuda FFT kernels' orchestration on the host: layout fitting, axis permutation, scratch
+copies, passes over more than three axes, length-1 axes and scaling, for any view.
+
+Host arrays stand in for device memory and each planned execution is carried out by NumPy
+on exactly the memory cuFFT's advanced layout would address (sizes, embeddings, strides,
+distances): what the kernels hand cuFFT is checked, cuFFT itself is checked on the GPU
+(tests/cuda/gpu/test_cuda_fft.py)."""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+import numpy as np
+import pygpukit as gp
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pygpukit.backends.cpu.views import view
+
+pytest.importorskip("pygpukit_cuda._native")
+
+from pygpukit_cuda import complex_planes, cufft, fft_kernels
+
+_REAL = {cufft.R2C: np.float32, cufft.D2Z: np.float64, cufft.C2R: np.float32,
+         cufft.Z2D: np.float64}  # fmt: skip
+_COMPLEX = {
+    cufft.C2C: np.complex64, cufft.Z2Z: np.complex128, cufft.R2C: np.complex64,
+    cufft.D2Z: np.complex128, cufft.C2R: np.complex64, cufft.Z2D: np.complex128,
+}  # fmt: skip
+
+
+def _at(ptr: int, dtype: Any, shape: tuple[int, ...], embed: tuple[int, ...], stride: int,
+        dist: int) -> np.ndarray:  # fmt: skip
+    """The (batch, *shape) array cuFFT's advanced layout addresses at `ptr`."""
+    size = np.dtype(dtype).itemsize
+    steps = [stride]
+    for e in reversed(embed[1:]):
+        steps.insert(0, steps[0] * e)
+    extent = (shape[0] - 1) * dist + sum((n - 1) * s for n, s in zip(shape[1:], steps, strict=True))
+    raw = (ctypes.c_char * ((extent + 1) * size)).from_address(ptr)
+    return np.ndarray(shape, dtype, buffer=raw, strides=tuple(s * size for s in (dist, *steps)))
+
+
+class _Plan:
+    def __init__(self, fft_type: int, *layout: Any) -> None:
+        self.type = fft_type
+        self.n, self.inembed, self.istride, self.idist, self.onembed, self.ostride, \
+            self.odist, self.batch = layout  # fmt: skip
+
+
+def _execute(plan: _Plan, index: int, in_ptr: int, out_ptr: int, direction: int) -> None:
+    n, t = tuple(plan.n), plan.type
+    half = (*n[:-1], n[-1] // 2 + 1)
+    axes = tuple(range(1, len(n) + 1))
+    if t in (cufft.C2C, cufft.Z2Z):
+        src = _at(in_ptr, _COMPLEX[t], (plan.batch, *n), plan.inembed, plan.istride, plan.idist)
+        result = np.fft.fftn(src, axes=axes) if direction == cufft.FORWARD else \
+            np.fft.ifftn(src, axes=axes, norm="forward")  # fmt: skip
+        out_dtype, out_shape = _COMPLEX[t], n
+    elif t in (cufft.R2C, cufft.D2Z):
+        src = _at(in_ptr, _REAL[t], (plan.batch, *n), plan.inembed, plan.istride, plan.idist)
+        result, out_dtype, out_shape = np.fft.rfftn(src, axes=axes), _COMPLEX[t], half
+    else:
+        src = _at(in_ptr, _COMPLEX[t], (plan.batch, *half), plan.inembed, plan.istride,
+                  plan.idist)  # fmt: skip
+        result = np.fft.irfftn(src, s=n, axes=axes, norm="forward")
+        out_dtype, out_shape = _REAL[t], n
+        src[...] = np.nan  # cuFFT's c2r overwrites its input: catch a caller who reads it
+    out = _at(out_ptr, out_dtype, (plan.batch, *out_shape), plan.onembed, plan.ostride,
+              plan.odist)  # fmt: skip
+    out[...] = result
+
+
+@pytest.fixture(autouse=True)
+def host_cufft(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cufft, "plan", lambda index, t, *layout: _Plan(t, *layout))
+    monkeypatch.setattr(cufft, "execute", _execute)
+
+    def copy(src: gp.GPUArray, out: gp.GPUArray) -> None:
+        view(out)[...] = view(src)
+
+    monkeypatch.setattr(complex_planes, "raw_copy", copy)
+    monkeypatch.setattr(complex_planes, "copy", copy)
+    monkeypatch.setattr(complex_planes, "real", lambda x, out: copy(gp.real(x), out))
+    monkeypatch.setattr(fft_kernels, "_scale", lambda out, s: view(out).__imul__(s))
+
+
+RNG = np.random.default_rng(5)
+
+
+def _host(a: np.ndarray) -> gp.GPUArray:
+    return gp.asarray(a, device="cpu")
+
+
+def _viewed(a: np.ndarray, perm: list[int], step: int) -> tuple[np.ndarray, gp.GPUArray]:
+    """The same view of `a` on both sides: axes permuted, every step-th element of axis 0."""
+    x = _host(np.ascontiguousarray(a))
+    v = gp.permute_dims(x, tuple(perm))
+    npv = np.transpose(a, perm)
+    if step > 1 and npv.shape[0] > 1:
+        v, npv = v[::step], npv[::step]
+    return npv, v
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    shape=st.lists(st.integers(1, 5), min_size=1, max_size=5),
+    data=st.data(),
+)
+def test_c2c_any_axes_and_views(shape: list[int], data: st.DataObject) -> None:
+    ndim = len(shape)
+    k = data.draw(st.integers(1, ndim))
+    axes = tuple(data.draw(st.permutations(range(ndim)))[:k])
+    perm = data.draw(st.permutations(range(ndim)))
+    step = data.draw(st.sampled_from([1, 2]))
+    forward = data.draw(st.booleans())
+    a = (RNG.standard_normal(shape) + 1j * RNG.standard_normal(shape)).astype(np.complex128)
+    npv, v = _viewed(a, list(perm), step)
+    out = gp.empty(npv.shape, dtype=gp.complex128, device="cpu")
+    fft_kernels.fft_c2c(v, out, axes, forward, 0.5)
+    want = np.fft.fftn(npv, axes=axes) if forward else np.fft.ifftn(npv, axes=axes, norm="forward")
+    np.testing.assert_allclose(view(out), 0.5 * want, atol=1e-10)
+    np.testing.assert_array_equal(view(v), npv)  # the input is untouched
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    shape=st.lists(st.integers(1, 6), min_size=1, max_size=5),
+    data=st.data(),
+)
+def test_r2c_and_c2r_any_axes_and_views(shape: list[int], data: st.DataObject) -> None:
+    ndim = len(shape)
+    k = data.draw(st.integers(1, ndim))
+    axes = tuple(data.draw(st.permutations(range(ndim)))[:k])
+    perm = data.draw(st.permutations(range(ndim)))
+    step = data.draw(st.sampled_from([1, 2]))
+    a = RNG.standard_normal(shape)
+    npv, v = _viewed(a, list(perm), step)
+    half = list(npv.shape)
+    half[axes[-1]] = npv.shape[axes[-1]] // 2 + 1
+    spec = gp.empty(tuple(half), dtype=gp.complex128, device="cpu")
+    fft_kernels.fft_r2c(v, spec, axes, 1.0)
+    want = np.fft.rfftn(npv, axes=axes)
+    np.testing.assert_allclose(view(spec), want, atol=1e-10)
+    # back again from a view of the spectrum (c2r must leave it as it was)
+    _, sv = _viewed(np.ascontiguousarray(want), list(range(ndim)), 1)
+    before = view(sv).copy()
+    back = gp.empty(npv.shape, dtype=gp.float64, device="cpu")
+    lengths = [npv.shape[ax] for ax in axes]
+    fft_kernels.fft_c2r(sv, back, axes, 1.0 / float(np.prod(lengths)))
+    np.testing.assert_allclose(view(back), np.fft.irfftn(want, s=lengths, axes=axes), atol=1e-10)
+    np.testing.assert_array_equal(view(sv), before)
+
+
+def test_the_common_cases_run_without_copies(monkeypatch: pytest.MonkeyPatch) -> None:
+    copies: list[tuple[int, ...]] = []
+    monkeypatch.setattr(fft_kernels, "_contiguous", lambda x: copies.append(x.shape) or x)
+    x = _host(RNG.standard_normal((8, 64)) + 0j)
+    out = gp.empty((8, 64), dtype=gp.complex128, device="cpu")
+    fft_kernels.fft_c2c(x, out, (1,), True, 1.0)
+    fft_kernels.fft_c2c(x, out, (0,), True, 1.0)
+    fft_kernels.fft_c2c(x, out, (0, 1), True, 1.0)
+    r = _host(RNG.standard_normal((8, 64)))
+    fft_kernels.fft_r2c(r, gp.empty((8, 33), dtype=gp.complex128, device="cpu"), (1,), 1.0)
+    assert copies == []
