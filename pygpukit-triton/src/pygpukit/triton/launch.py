@@ -1,0 +1,104 @@
+"""`Program`: one Triton function, launched on GPUArrays through pygpukit-cuda's native
+launch point (compiled CUBIN, a LaunchPlan per argument layout), or, under
+``TRITON_INTERPRET=1``, run by Triton's interpreter on host arrays.
+
+A call names each runtime argument's Triton type and the constexpr values; everything but
+the pointer and scalar values is fixed per (device, types, constexprs, grid, 16-byte
+alignment), so after the first call a launch is a dict lookup and one native call on the
+current stream: no allocation and no host wait, so it records into CUDA graphs.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from pygpukit import GPUArray
+
+from . import availability
+from .array import TritonArray
+from .compiled import Compiled, compile_program
+
+#: a plan cache this big starts over rather than grows (a program of endless new shapes)
+_MAX_PLANS = 2048
+
+
+class Program:
+    """A ``@triton.jit`` function and the launch plans made for it."""
+
+    def __init__(self, fn: Any) -> None:
+        self.fn = fn
+        self.arg_names: list[str] = list(fn.arg_names)
+        self._plans: dict[tuple[Any, ...], Callable[..., None]] = {}
+
+    def __call__(self, grid: tuple[int, ...], args: Sequence[Any], types: tuple[str, ...],
+                 constexprs: tuple[tuple[str, Any], ...], num_warps: int = 4,
+                 num_stages: int = 2) -> None:  # fmt: skip
+        """Launch on `grid` with `args` (GPUArrays, ints, floats) typed by `types` (Triton
+        type names, in the order of the function's runtime parameters)."""
+        first = next(a for a in args if isinstance(a, GPUArray))
+        device = first._device
+        if availability.interpret():
+            self._interpret(grid, args, constexprs, num_warps)
+            return
+        values = [a._buffer.ptr + a._offset if type(a) is GPUArray else a for a in args]
+        align = 0
+        for i, a in enumerate(args):
+            if type(a) is GPUArray and not values[i] & 15:
+                align |= 1 << i
+        key = (device.index, grid, types, constexprs, num_warps, num_stages, align)
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._new_plan(key, device.index, grid, types, constexprs, num_warps,
+                                  num_stages, align)  # fmt: skip
+        from pygpukit_cuda.cubin import current_stream
+
+        plan(current_stream(device.index), *values)
+
+    def compile(self, arch: int, types: tuple[str, ...], constexprs: tuple[tuple[str, Any], ...],
+                num_warps: int, num_stages: int, align: int) -> Compiled:  # fmt: skip
+        """The compiled kernel for sm_`arch` (no GPU needed)."""
+        signature, runtime = {}, iter(types)
+        given = dict(constexprs)
+        for name in self.arg_names:
+            signature[name] = "constexpr" if name in given else next(runtime)
+        aligned, k = [], 0
+        for i, name in enumerate(self.arg_names):
+            if name in given:
+                continue
+            if align >> k & 1 and signature[name].startswith("*"):
+                aligned.append(i)
+            k += 1
+        return compile_program(self.fn, signature, given, tuple(aligned), arch, num_warps,
+                               num_stages)  # fmt: skip
+
+    def _new_plan(self, key: tuple[Any, ...], index: int, grid: tuple[int, ...],
+                  types: tuple[str, ...], constexprs: tuple[tuple[str, Any], ...],
+                  num_warps: int, num_stages: int, align: int) -> Callable[..., None]:  # fmt: skip
+        from pygpukit_cuda import cubin
+
+        arch = cubin.compute_capability(index)
+        done = self.compile(arch, types, constexprs, num_warps, num_stages, align)
+        if done.global_scratch:
+            raise NotImplementedError(
+                f"{done.name} asks for {done.global_scratch} bytes of global scratch per "
+                "program; the triton provider's kernels are written not to"
+            )
+        fn = cubin.load(index, done.cubin, done.name, done.shared)
+        template = struct.pack(done.arg_format, *([0] * len(done.param_codes)))
+        offsets = done.offsets()
+        slots = [(offsets[i], "P" if t.startswith("*") else done.param_codes[i])
+                 for i, t in enumerate(types)]  # fmt: skip
+        plan = fn.plan(grid + (1,) * (3 - len(grid)), (32 * done.num_warps,), template, slots)
+        if len(self._plans) >= _MAX_PLANS:
+            self._plans.clear()
+        self._plans[key] = plan
+        return plan
+
+    def _interpret(self, grid: tuple[int, ...], args: Sequence[Any],
+                   constexprs: tuple[tuple[str, Any], ...], num_warps: int) -> None:  # fmt: skip
+        given = dict(constexprs)
+        runtime = iter(TritonArray(a) if isinstance(a, GPUArray) else a for a in args)
+        named = {n: given[n] if n in given else next(runtime) for n in self.arg_names}
+        self.fn[grid](**named, num_warps=num_warps)
