@@ -18,7 +18,10 @@ from .results import Work
 #: families in the order they run
 FAMILIES = (
     "elementwise", "reductions", "matmul", "attention", "tiny", "compile", "transfer", "launch",
+    "triton",
 )  # fmt: skip
+#: families run only when named (they need an optional plugin: pygpukit-triton)
+OPT_IN = ("triton",)
 
 
 @dataclass
@@ -443,7 +446,34 @@ BUILDERS: dict[str, Callable[[Sizes], list[Case]]] = {
     "compile": compile_family,
     "transfer": transfer,
     "launch": lambda sizes: _launch_cases(sizes.calls),
+    "triton": lambda sizes: triton_family(sizes),
 }
+
+
+def triton_family(sizes: Sizes) -> list[Case]:
+    """The row ops and causal attention again with the per-op dispatch setting naming the
+    `triton` provider (PyTorch in the same rows; the reductions and attention families give
+    the cuda provider's), and the tiny add through each of the two providers (host time)."""
+    import dataclasses
+
+    from .._plugins import registry
+
+    if "triton" not in registry().providers:
+        return []  # pygpukit-triton is not installed
+    picked = [c for c in reductions(sizes) + attention(sizes)
+              if isinstance(c, ArrayCase) and c.op in ("softmax", "layernorm", "rmsnorm",
+                                                       "sdpa_causal")]  # fmt: skip
+    out: list[Case] = [
+        dataclasses.replace(c, family="triton", case=f"{c.case} [triton]",
+                            settings={**c.settings, "dispatch": {c.dispatch: "triton"}})
+        for c in picked
+    ]  # fmt: skip
+    for calls in sizes.calls:
+        for backend in ("cuda", "triton"):
+            out.append(SpecialCase("triton", "add", f"1 element float32, {calls} calls, "
+                                   f"backend={backend}", "tiny",
+                                   {"calls": calls, "backend": backend}))  # fmt: skip
+    return out
 
 
 def _launch_cases(calls: list[int]) -> list[Case]:

@@ -40,8 +40,9 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--families",
-        default=",".join(C.FAMILIES),
-        help=f"comma-separated, from: {', '.join(C.FAMILIES)} (default: all)",
+        default=",".join(f for f in C.FAMILIES if f not in C.OPT_IN),
+        help=f"comma-separated, from: {', '.join(C.FAMILIES)} (default: all but "
+        f"{', '.join(C.OPT_IN)})",
     )
     p.add_argument(
         "--quick", action="store_true", help="small sizes and 3 repeats: a smoke run in seconds"

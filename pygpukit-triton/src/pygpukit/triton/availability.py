@@ -27,9 +27,11 @@ def status() -> tuple[bool, str]:
     return True, f"triton {version}" + (" (TRITON_INTERPRET=1: interpreter)" if interpret() else "")
 
 
+@functools.cache
 def interpret() -> bool:
     """TRITON_INTERPRET=1: kernels run in Triton's NumPy interpreter on host memory, so the
-    provider serves the cpu device instead of cuda (the CPU test path)."""
+    provider serves the cpu device instead of cuda (the CPU test path). Read once: the
+    provider's device type is fixed when the plugins load."""
     return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
 
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from pygpukit import GPUArray
+from pygpukit_cuda.cubin import current_stream as stream
 
 from . import availability
 from .array import TritonArray
@@ -24,6 +25,28 @@ from .compiled import Compiled, compile_program
 _MAX_PLANS = 2048
 
 
+def write_param(buf: bytearray, offset: int, code: str, value: Any) -> None:
+    """Write one parameter into a packed buffer as the launch plan does: pointers and
+    integers wrapped to their width (a C cast), floats as floats."""
+    if code in "fd":
+        struct.pack_into("@" + code, buf, offset, float(value))
+        return
+    unsigned = "Q" if code == "P" else code.upper()
+    mask = (1 << (8 * struct.calcsize(unsigned))) - 1
+    struct.pack_into("@" + unsigned, buf, offset, int(value) & mask)
+
+
+#: every plan cache (Programs' own and the hot paths' kept by `bound`), for `clear_plans`
+_caches: list[dict[Any, Callable[..., None]]] = []
+
+
+def clear_plans() -> None:
+    """Forget every launch plan (the next call of each kernel binds again): for tests that
+    swap the loader, and after a GPU context is lost."""
+    for cache in _caches:
+        cache.clear()
+
+
 class Program:
     """A ``@triton.jit`` function and the launch plans made for it."""
 
@@ -31,30 +54,78 @@ class Program:
         self.fn = fn
         self.arg_names: list[str] = list(fn.arg_names)
         self._plans: dict[tuple[Any, ...], Callable[..., None]] = {}
+        _caches.append(self._plans)
 
     def __call__(self, grid: tuple[int, ...], args: Sequence[Any], types: tuple[str, ...],
                  constexprs: tuple[tuple[str, Any], ...], num_warps: int = 4,
                  num_stages: int = 2) -> None:  # fmt: skip
         """Launch on `grid` with `args` (GPUArrays, ints, floats) typed by `types` (Triton
         type names, in the order of the function's runtime parameters)."""
-        first = next(a for a in args if isinstance(a, GPUArray))
-        device = first._device
         if availability.interpret():
             self._interpret(grid, args, constexprs, num_warps)
             return
+        index = next(a for a in args if type(a) is GPUArray)._device.index
         values = [a._buffer.ptr + a._offset if type(a) is GPUArray else a for a in args]
         align = 0
         for i, a in enumerate(args):
             if type(a) is GPUArray and not values[i] & 15:
                 align |= 1 << i
-        key = (device.index, grid, types, constexprs, num_warps, num_stages, align)
+        key = (index, grid, types, constexprs, num_warps, num_stages, align)
         plan = self._plans.get(key)
         if plan is None:
-            plan = self._new_plan(key, device.index, grid, types, constexprs, num_warps,
-                                  num_stages, align)  # fmt: skip
-        from pygpukit_cuda.cubin import current_stream
+            plan = self._plans[key] = self.bind(index, grid, values, types, constexprs,
+                                                num_warps, num_stages, align,
+                                                range(len(types)))  # fmt: skip
+            if len(self._plans) > _MAX_PLANS:
+                self._plans.clear()
+        plan(stream(index), *values)
 
-        plan(current_stream(device.index), *values)
+    def bound(self, cache: dict[Any, Callable[..., None]], key: Any, grid: tuple[int, ...],
+              args: Sequence[Any], types: tuple[str, ...],
+              constexprs: tuple[tuple[str, Any], ...], slots: Sequence[int],
+              num_warps: int = 4, num_stages: int = 2) -> Callable[..., None]:  # fmt: skip
+        """`bind` for `args` (GPUArrays and numbers, alignment read from them), kept in
+        `cache` under `key`: a hot path's slow half."""
+        index = next(a for a in args if type(a) is GPUArray)._device.index
+        values = [a._buffer.ptr + a._offset if type(a) is GPUArray else a for a in args]
+        align = 0
+        for i, a in enumerate(args):
+            if type(a) is GPUArray and not values[i] & 15:
+                align |= 1 << i
+        plan = self.bind(index, grid, values, types, constexprs, num_warps, num_stages, align,
+                         slots)  # fmt: skip
+        if not cache:
+            if all(c is not cache for c in _caches):
+                _caches.append(cache)
+        elif len(cache) > _MAX_PLANS:
+            cache.clear()
+        cache[key] = plan
+        return plan
+
+    def bind(self, index: int, grid: tuple[int, ...], values: Sequence[Any],
+             types: tuple[str, ...], constexprs: tuple[tuple[str, Any], ...], num_warps: int,
+             num_stages: int, align: int, slots: Sequence[int]) -> Callable[..., None]:  # fmt: skip
+        """A launch plan on GPU `index` with `values` packed in and the arguments at
+        positions `slots` left to each call: ``plan(stream, *their values)``. Hot paths
+        keep one per operand layout so a call passes only its pointers."""
+        from pygpukit_cuda import cubin
+
+        arch = cubin.compute_capability(index)
+        done = self.compile(arch, types, constexprs, num_warps, num_stages, align)
+        if done.global_scratch:
+            raise NotImplementedError(
+                f"{done.name} asks for {done.global_scratch} bytes of global scratch per "
+                "program; the triton provider's kernels are written not to"
+            )
+        fn = cubin.load(index, done.cubin, done.name, done.shared)
+        offsets = done.offsets()
+        codes = ["P" if t.startswith("*") else done.param_codes[i] for i, t in enumerate(types)]
+        template = bytearray(struct.calcsize(done.arg_format))
+        for i, v in enumerate(values):  # fixed values, written as a C cast would
+            write_param(template, offsets[i], codes[i], v)
+        plan_slots = [(offsets[i], codes[i]) for i in slots]
+        return fn.plan(grid + (1,) * (3 - len(grid)), (32 * done.num_warps,), bytes(template),
+                       plan_slots)  # fmt: skip
 
     def compile(self, arch: int, types: tuple[str, ...], constexprs: tuple[tuple[str, Any], ...],
                 num_warps: int, num_stages: int, align: int) -> Compiled:  # fmt: skip
@@ -72,29 +143,6 @@ class Program:
             k += 1
         return compile_program(self.fn, signature, given, tuple(aligned), arch, num_warps,
                                num_stages)  # fmt: skip
-
-    def _new_plan(self, key: tuple[Any, ...], index: int, grid: tuple[int, ...],
-                  types: tuple[str, ...], constexprs: tuple[tuple[str, Any], ...],
-                  num_warps: int, num_stages: int, align: int) -> Callable[..., None]:  # fmt: skip
-        from pygpukit_cuda import cubin
-
-        arch = cubin.compute_capability(index)
-        done = self.compile(arch, types, constexprs, num_warps, num_stages, align)
-        if done.global_scratch:
-            raise NotImplementedError(
-                f"{done.name} asks for {done.global_scratch} bytes of global scratch per "
-                "program; the triton provider's kernels are written not to"
-            )
-        fn = cubin.load(index, done.cubin, done.name, done.shared)
-        template = struct.pack(done.arg_format, *([0] * len(done.param_codes)))
-        offsets = done.offsets()
-        slots = [(offsets[i], "P" if t.startswith("*") else done.param_codes[i])
-                 for i, t in enumerate(types)]  # fmt: skip
-        plan = fn.plan(grid + (1,) * (3 - len(grid)), (32 * done.num_warps,), template, slots)
-        if len(self._plans) >= _MAX_PLANS:
-            self._plans.clear()
-        self._plans[key] = plan
-        return plan
 
     def _interpret(self, grid: tuple[int, ...], args: Sequence[Any],
                    constexprs: tuple[tuple[str, Any], ...], num_warps: int) -> None:  # fmt: skip

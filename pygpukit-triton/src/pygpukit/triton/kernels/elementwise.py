@@ -1,5 +1,8 @@
 """The provider's elementwise kernels, one Triton template (programs/elementwise.py) for
-all ops: contiguous operands take the flat path, others their merged strides (<= 4 axes)."""
+all ops: contiguous operands take the flat path, others their merged strides (<= 4 axes).
+
+Hot path: a launch plan per (op, dtypes, shapes, strides, alignment) with the sizes and
+strides packed in, so a call passes only its pointers (and a scalar operand's value)."""
 
 from __future__ import annotations
 
@@ -9,8 +12,9 @@ from typing import Any
 from pygpukit import GPUArray
 from pygpukit.backend import DataType, astype
 
+from ..availability import interpret
 from ..compiled import triton_type
-from ..launch import Program
+from ..launch import Program, stream
 from ..programs import elementwise as ep
 from .elementwise_ops import BINARY_OPS, UNARY_OPS
 
@@ -60,27 +64,52 @@ def _scalar_type(compute: DataType) -> str:
     return "fp64" if compute.name == "float64" else "fp32"
 
 
+def _ptr(a: GPUArray) -> int:
+    return a._buffer.ptr + a._offset
+
+
 def _make_unary(op: str) -> Callable[..., None]:
-    def kernel(x: GPUArray, out: GPUArray, approximate: str = "none") -> None:
+    plans: dict[tuple[Any, ...], Callable[..., None]] = {}
+
+    def slow(key: tuple[Any, ...], x: GPUArray, out: GPUArray, approximate: str) -> None:
         lay = _layout(out, [x])
         if lay is None:
-            x = astype(x, x.dtype, copy=True)
+            x = astype(x, x.dtype, copy=True)  # five unmergeable axes: read a packed copy
             lay = _layout(out, [x])
             assert lay is not None
+            key = ()  # the copy's layout is not the key's: no plan kept
         contig, values = lay
         f64 = out.dtype.name == "float64"
         types = (f"*{triton_type(x.dtype.name)}", f"*{triton_type(out.dtype.name)}",
                  *(["i64"] * 11))  # fmt: skip
         consts = (("OP", op), ("APPROX", approximate == "tanh"), ("F64", f64),
                   ("CONTIG", contig), ("BLOCK", BLOCK))  # fmt: skip
-        _unary((-(-out.size // BLOCK),), [x, out, out.size, *values], types, consts)
+        grid = (-(-out.size // BLOCK),)
+        args = [x, out, out.size, *values]
+        if interpret() or not key:
+            _unary(grid, args, types, consts)
+            return
+        plan = _unary.bound(plans, key, grid, args, types, consts, (0, 1))
+        plan(stream(out._device.index), _ptr(x), _ptr(out))
+
+    def kernel(x: GPUArray, out: GPUArray, approximate: str = "none") -> None:
+        p, q = _ptr(out), _ptr(x)
+        key = (out._device.index, out._shape, out._strides, out._dtype.name, x._strides,
+               x._dtype.name, approximate, not (p | q) & 15)  # fmt: skip
+        plan = plans.get(key)
+        if plan is None:
+            slow(key, x, out, approximate)
+        else:
+            plan(stream(key[0]), q, p)
 
     kernel.__name__ = f"triton_{op}"
     return kernel
 
 
 def _make_binary(op: str) -> Callable[..., None]:
-    def kernel(x1: Any, x2: Any, out: GPUArray, compute: DataType) -> None:
+    plans: dict[tuple[Any, ...], Callable[..., None]] = {}
+
+    def slow(key: tuple[Any, ...], x1: Any, x2: Any, out: GPUArray, compute: DataType) -> None:
         a = x1 if isinstance(x1, GPUArray) else None
         b = x2 if isinstance(x2, GPUArray) else None
         lay = _layout(out, [a, b])
@@ -89,6 +118,7 @@ def _make_binary(op: str) -> Callable[..., None]:
             b = astype(b, b.dtype, copy=True) if b is not None else None
             lay = _layout(out, [a, b])
             assert lay is not None
+            key = ()
         contig, values = lay
         st = _scalar_type(compute)
         ta = f"*{triton_type(a.dtype.name)}" if a is not None else st
@@ -99,10 +129,52 @@ def _make_binary(op: str) -> Callable[..., None]:
         f64 = compute.name == "float64"
         consts = (("OP", op), ("A_SCALAR", a is None), ("B_SCALAR", b is None), ("F64", f64),
                   ("CONTIG", contig), ("BLOCK", BLOCK))  # fmt: skip
-        _binary((-(-out.size // BLOCK),), [va, vb, out, out.size, *values], types, consts)
+        grid = (-(-out.size // BLOCK),)
+        args = [va, vb, out, out.size, *values]
+        if interpret() or not key:
+            _binary(grid, args, types, consts)
+            return
+        plan = _binary.bound(plans, key, grid, args, types, consts, (0, 1, 2))
+        plan(stream(out._device.index), _value(va), _value(vb), _ptr(out))
+
+    def kernel(x1: Any, x2: Any, out: GPUArray, compute: DataType) -> None:
+        p = _ptr(out)
+        key: tuple[Any, ...]
+        if type(x1) is GPUArray and type(x2) is GPUArray:
+            q1, q2 = _ptr(x1), _ptr(x2)
+            key = (out._device.index, out._shape, out._strides, out._dtype.name, compute.name,
+                   x1._strides, x1._dtype.name, x2._strides, x2._dtype.name,
+                   not (p | q1 | q2) & 15)  # fmt: skip
+            plan = plans.get(key)
+            if plan is not None:
+                plan(stream(key[0]), q1, q2, p)
+                return
+        else:
+            aligned = not (p | _addr(x1) | _addr(x2)) & 15
+            key = (out._device.index, out._shape, out._strides, out._dtype.name, compute.name,
+                   _shape_key(x1), _shape_key(x2), aligned)  # fmt: skip
+            plan = plans.get(key)
+            if plan is not None:
+                plan(stream(key[0]), _value(x1), _value(x2), p)
+                return
+        slow(key, x1, x2, out, compute)
 
     kernel.__name__ = f"triton_{op}"
     return kernel
+
+
+def _shape_key(x: Any) -> Any:
+    """A scalar operand keys by being one; an array by its strides and dtype."""
+    return (x._strides, x._dtype.name) if isinstance(x, GPUArray) else None
+
+
+def _addr(x: Any) -> int:
+    return _ptr(x) if isinstance(x, GPUArray) else 0
+
+
+def _value(x: Any) -> Any:
+    """What a plan's slot takes: an array's address, or a scalar operand as a float."""
+    return _ptr(x) if isinstance(x, GPUArray) else float(x)
 
 
 def kernels() -> dict[str, Callable[..., None]]:

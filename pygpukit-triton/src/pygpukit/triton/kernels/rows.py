@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from pygpukit import GPUArray
 from pygpukit.backend import astype
 
+from ..availability import interpret
 from ..compiled import triton_type
-from ..launch import Program
+from ..launch import Program, stream
 from ..programs import rows as rp
 
 _OPS = {"softmax": 0, "log_softmax": 1, "layernorm": 2, "rmsnorm": 3}
@@ -38,8 +40,34 @@ def _pow2(n: int) -> int:
     return 1 << max(0, (n - 1).bit_length())
 
 
+_plans: dict[tuple[Any, ...], Callable[..., None]] = {}
+
+
+def _ptr(a: GPUArray | None) -> int:
+    return 0 if a is None else a._buffer.ptr + a._offset
+
+
+def _desc(a: GPUArray | None) -> Any:
+    return None if a is None else (a._strides, a._dtype.name)
+
+
 def run_rows(op: str, x: GPUArray, out: GPUArray, axis: int, gamma: GPUArray | None = None,
              beta: GPUArray | None = None, eps: float = 0.0) -> None:  # fmt: skip
+    """Launch `op` over the rows of x along `axis` into out (hot path: a kept plan that
+    takes the four pointers and eps)."""
+    px, po, pg, pb = _ptr(x), _ptr(out), _ptr(gamma), _ptr(beta)
+    aligned = not (px | po | pg | pb) & 15
+    key = (op, x._device.index, x._shape, x._strides, x._dtype.name, out._strides,
+           out._dtype.name, axis, _desc(gamma), _desc(beta), aligned)  # fmt: skip
+    plan = _plans.get(key)
+    if plan is not None:
+        plan(stream(key[1]), px, po, pg or px, pb or px, eps)
+        return
+    _slow(key, op, x, out, axis, gamma, beta, eps)
+
+
+def _slow(key: tuple[Any, ...], op: str, x: GPUArray, out: GPUArray, axis: int,
+          gamma: GPUArray | None, beta: GPUArray | None, eps: float) -> None:  # fmt: skip
     ix, io = x.dtype.itemsize, out.dtype.itemsize
     for name, a in (("x", x), ("out", out)):
         if any(s % a.dtype.itemsize for s in a.strides):
@@ -48,7 +76,7 @@ def run_rows(op: str, x: GPUArray, out: GPUArray, axis: int, gamma: GPUArray | N
                    for d in range(x.ndim) if d != axis])  # fmt: skip
     if len(dims) > 3:
         x = astype(x, x.dtype, copy=True)  # four unmergeable outer axes: read a packed copy
-        run_rows(op, x, out, axis, gamma, beta, eps)
+        _slow((), op, x, out, axis, gamma, beta, eps)
         return
     dims = [(1, 0, 0)] * (3 - len(dims)) + dims
     nrows = dims[0][0] * dims[1][0] * dims[2][0]
@@ -57,8 +85,10 @@ def run_rows(op: str, x: GPUArray, out: GPUArray, axis: int, gamma: GPUArray | N
         return
     if gamma is not None and gamma.strides[0] != gamma.dtype.itemsize:
         gamma = astype(gamma, gamma.dtype, copy=True)
+        key = ()  # the plan would be for the copy's layout
     if beta is not None and beta.strides[0] != beta.dtype.itemsize:
         beta = astype(beta, beta.dtype, copy=True)
+        key = ()
     g = gamma if gamma is not None else x  # an unused pointer the kernel never reads
     b = beta if beta is not None else x
     f64 = "float64" in (x.dtype.name, out.dtype.name)
@@ -74,13 +104,17 @@ def run_rows(op: str, x: GPUArray, out: GPUArray, axis: int, gamma: GPUArray | N
     if block <= TILE_MAX:
         rows = max(1, min(16, 2048 // block))
         warps = 1 if block * rows <= 256 else 4 if block * rows <= 2048 else 8
-        grid = (-(-nrows // rows),)
+        program, grid = _tile, (-(-nrows // rows),)
         consts: tuple[tuple[str, Any], ...] = (("OP", _OPS[op]), ("F64", f64), ("ROWS", rows),
                                                ("BLOCK", block))  # fmt: skip
-        _tile(grid, args, types, consts, num_warps=warps)
     else:
+        program, grid, warps = _loop, (nrows,), 8
         consts = (("OP", _OPS[op]), ("F64", f64), ("BLOCK", 4096))
-        _loop((nrows,), args, types, consts, num_warps=8)
+    if interpret() or not key:
+        program(grid, args, types, consts, num_warps=warps)
+        return
+    plan = program.bound(_plans, key, grid, args, types, consts, (0, 1, 2, 3, 16), warps)
+    plan(stream(x._device.index), _ptr(x), _ptr(out), _ptr(g), _ptr(b), eps)
 
 
 def softmax(x: GPUArray, out: GPUArray, axis: int) -> None:
