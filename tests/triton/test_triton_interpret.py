@@ -92,12 +92,15 @@ def test_seed_kernel_calls_match_numpy(tmp_path: Path) -> None:
         a, b = qn[..., :4], qn[..., 4:]
         rq = np.concatenate([a * c - b * s, b * c + a * s], -1)
         print("rope", np.allclose(q.to_numpy(), rq, rtol=1e-5, atol=1e-6))
+        sw = gp.triton.swiglu(x, w.reshape((1, 64)) * gp.ones((4, 64)), backend="triton")
+        print("swiglu", np.allclose(sw.to_numpy(), xn / (1 + np.exp(-xn)) * wn, rtol=1e-5,
+                                    atol=1e-6))
         try:
             kernels.rmsnorm(x, gp.ones((3,)), out)
         except ValueError as exc:
             print("bad", exc)
     """
     out = _python(code, _env(tmp_path))
-    for name in ("rms", "ln", "sm", "rope"):
+    for name in ("rms", "ln", "sm", "rope", "swiglu"):
         assert f"{name} True" in out, out
     assert "bad rmsnorm: weight has shape (3,), want (64,)" in out

@@ -14,7 +14,7 @@ import pygpukit as gp
 import pytest
 from pygpukit._plugins import registry
 from pygpukit.triton import availability, from_gpuarray, kernels, triton_available
-from pygpukit.triton.kernels.elementwise_ops import BINARY_OPS, UNARY_OPS
+from pygpukit.triton.kernels.elementwise_ops import BINARY_OPS, PLUGIN_OPS, UNARY_OPS
 from pygpukit.triton.provider import OPS, UnavailableKernel
 
 
@@ -36,7 +36,7 @@ def test_the_provider_is_registered_for_its_device_type() -> None:
     provider = registry().providers["triton"]
     assert provider.plugin == "triton"
     assert provider.device_type == ("cpu" if availability.interpret() else "cuda")
-    assert set(OPS) | set(UNARY_OPS) | set(BINARY_OPS) == set(provider.kernels)
+    assert set(OPS) | set(UNARY_OPS) | set(BINARY_OPS) | set(PLUGIN_OPS) == set(provider.kernels)
 
 
 def test_seed_names_are_public() -> None:
@@ -101,4 +101,6 @@ def test_provider_table_lists_the_ops_it_serves() -> None:
         pytest.skip(availability.status()[1])
     from pygpukit.triton.provider import _table
 
-    assert {op for op, _, _ in _table()} == set(OPS) | set(UNARY_OPS) | set(BINARY_OPS)
+    assert {op for op, _, _ in _table()} == set(OPS) | set(UNARY_OPS) | set(BINARY_OPS) | set(
+        PLUGIN_OPS
+    )

@@ -63,6 +63,8 @@ def test_elementwise_template(dtype: str) -> None:
     _close(gp.silu(a, backend="triton"), an / (1 + np.exp(-an)), dtype)
     t = np.tanh(0.7978845608028654 * (an + 0.044715 * an**3))
     _close(gp.gelu(a, approximate="tanh", backend="triton"), 0.5 * an * (1 + t), dtype)
+    u = _arr((33, 70), dtype)
+    _close(gp.triton.swiglu(a, u, backend="triton"), an / (1 + np.exp(-an)) * _np(u), dtype)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])

@@ -15,5 +15,8 @@ from __future__ import annotations
 from . import kernels
 from .array import TritonArray, from_gpuarray
 from .availability import interpret, status, triton_available
+from .ops import swiglu
 
-__all__ = ["TritonArray", "from_gpuarray", "interpret", "kernels", "status", "triton_available"]
+__all__ = [
+    "TritonArray", "from_gpuarray", "interpret", "kernels", "status", "swiglu", "triton_available",
+]  # fmt: skip

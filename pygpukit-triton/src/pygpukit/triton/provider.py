@@ -67,6 +67,12 @@ def make_provider() -> KernelProvider:
         gates_launches=not interpret,  # CUBINs launch through the extension's gated plans
         name_errors=False,
     )  # fmt: skip
+    from pygpukit.backend import register_op
+
+    from .kernels.elementwise_ops import PLUGIN_OPS
+
+    for op, signature in PLUGIN_OPS.items():
+        register_op(op, signature, summary="silu(gate) * up, fused")
     ok, why = availability.status()
     if ok:
         for op, fn, dtypes in _table():
@@ -74,7 +80,7 @@ def make_provider() -> KernelProvider:
         return provider
     from .kernels import elementwise_ops
 
-    for op in (*OPS, *elementwise_ops.UNARY_OPS, *elementwise_ops.BINARY_OPS):
+    for op in (*OPS, *elementwise_ops.UNARY_OPS, *elementwise_ops.BINARY_OPS, *PLUGIN_OPS):
         provider.kernels[op] = UnavailableKernel(
             op,
             _unavailable(op, why),

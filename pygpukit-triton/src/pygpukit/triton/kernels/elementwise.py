@@ -177,8 +177,17 @@ def _value(x: Any) -> Any:
     return _ptr(x) if isinstance(x, GPUArray) else float(x)
 
 
+_swiglu = _make_binary("swiglu")
+
+
+def swiglu(gate: GPUArray, up: GPUArray, out: GPUArray) -> None:
+    """out = silu(gate) * up (same shapes; the `swiglu` op this plugin registers)."""
+    _swiglu(gate, up, out, out.dtype)
+
+
 def kernels() -> dict[str, Callable[..., None]]:
     """op -> kernel for every elementwise op served."""
     table = {op: _make_unary(op) for op in UNARY_OPS}
     table.update({op: _make_binary(op) for op in BINARY_OPS})
+    table["swiglu"] = swiglu
     return table

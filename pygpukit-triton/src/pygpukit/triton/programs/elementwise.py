@@ -86,6 +86,8 @@ def _binary(a, b, OP: tl.constexpr):
         y = a * b
     elif OP == "divide":
         y = a / b
+    elif OP == "swiglu":  # silu(gate) * up, the gated MLP of Llama-family models
+        y = a / (1.0 + tl.exp(-a)) * b
     elif OP == "maximum":
         y = tl.where((a != a) | (b != b), a + b, tl.maximum(a, b))  # NaN propagates
     else:  # minimum
