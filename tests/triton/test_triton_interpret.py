@@ -104,3 +104,17 @@ def test_seed_kernel_calls_match_numpy(tmp_path: Path) -> None:
     for name in ("rms", "ln", "sm", "rope", "swiglu"):
         assert f"{name} True" in out, out
     assert "bad rmsnorm: weight has shape (3,), want (64,)" in out
+
+
+def test_the_example_runs_and_checks_itself(tmp_path: Path) -> None:
+    example = Path(__file__).parents[2] / "pygpukit-triton" / "examples" / "triton_per_op.py"
+    done = subprocess.run(
+        [sys.executable, "-W", "ignore::RuntimeWarning", str(example)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=_env(tmp_path),
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "rmsnorm matches: True" in done.stdout and "step matches: True" in done.stdout
+    assert "dispatch setting rmsnorm:triton" in done.stdout
