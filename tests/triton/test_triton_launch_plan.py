@@ -22,6 +22,7 @@ class Recorder:
 
     def __init__(self) -> None:
         self.launches: list[tuple[Any, ...]] = []
+        self.images: list[bytes] = []
 
     def launch(self, func: int, grid: Any, block: Any, shared: int, stream: int,
                args: bytes) -> None:  # fmt: skip
@@ -42,6 +43,7 @@ def recorder(monkeypatch: pytest.MonkeyPatch) -> Iterator[Recorder]:
         def __init__(self, index: int, image: bytes, name: str, shared: int) -> None:
             assert image[:4] == b"\x7fELF"
             loaded.append(name)
+            rec.images.append(image)
             self.shared = shared
 
         def plan(self, grid: Any, block: Any, params: bytes, slots: Any) -> PackedLaunch:
@@ -71,13 +73,14 @@ def test_rmsnorm_plan_packs_every_parameter(recorder: Recorder) -> None:
     assert grid == (1, 1, 1) and block == (128,) and stream == 0
     from pygpukit.triton.compiled import _compiled
 
-    done = next(c for c in _compiled.values() if c.name == "rows_tile")
+    done = next(c for c in _compiled.values() if c.cubin == recorder.images[-1])
     values = struct.unpack(done.arg_format, args)
     assert values[:4] == (_ptr(x), _ptr(out), _ptr(w), _ptr(x))  # beta unused: x's address
-    assert values[4:8] == (6, 40, 1, 6)  # nrows, n, R1, R2 (the rows are the inner index)
-    assert values[8:16] == (0, 0, 40, 1, 0, 0, 40, 1)  # row and column strides
-    assert values[16] == pytest.approx(1e-5)
-    assert all(v == 0 for v in values[17:]) and len(values) == 17 + done.trailing
+    # nrows, n, R2 (R1 == 1 is compiled in, as Triton's JIT specialises ones)
+    assert values[4:7] == (6, 40, 6)
+    assert values[7:13] == (0, 0, 40, 0, 0, 40)  # row strides; the unit column strides too
+    assert values[13] == pytest.approx(1e-5)
+    assert all(v == 0 for v in values[14:]) and len(values) == 14 + done.trailing
 
 
 def test_a_second_call_reuses_the_plan_with_new_pointers(recorder: Recorder) -> None:

@@ -47,6 +47,24 @@ def clear_plans() -> None:
         cache.clear()
 
 
+def specialization(args: Sequence[Any], values: Sequence[Any],
+                   slots: Sequence[int]) -> tuple[int, int]:  # fmt: skip
+    """(align, ones) bitmasks as Triton's JIT specialises: pointers and integers that are
+    multiples of 16 (divisibility hints: vector loads, folded index math), and integers
+    equal to 1 outside `slots` (constants: a unit stride makes a row contiguous)."""
+    align = ones = 0
+    for i, (a, v) in enumerate(zip(args, values, strict=True)):
+        if type(a) is GPUArray:
+            if not v & 15:
+                align |= 1 << i
+        elif type(a) is int:
+            if v == 1 and i not in slots:
+                ones |= 1 << i
+            elif v % 16 == 0:
+                align |= 1 << i
+    return align, ones
+
+
 class Program:
     """A ``@triton.jit`` function and the launch plans made for it."""
 
@@ -66,34 +84,31 @@ class Program:
             return
         index = next(a for a in args if type(a) is GPUArray)._device.index
         values = [a._buffer.ptr + a._offset if type(a) is GPUArray else a for a in args]
-        align = 0
-        for i, a in enumerate(args):
-            if type(a) is GPUArray and not values[i] & 15:
-                align |= 1 << i
-        key = (index, grid, types, constexprs, num_warps, num_stages, align)
-        plan = self._plans.get(key)
-        if plan is None:
-            plan = self._plans[key] = self.bind(index, grid, values, types, constexprs,
-                                                num_warps, num_stages, align,
-                                                range(len(types)))  # fmt: skip
+        align, ones = specialization(args, values, ())
+        key = (index, grid, types, constexprs, num_warps, num_stages, align, ones)
+        hit = self._plans.get(key)
+        if hit is None:
+            slots = [i for i in range(len(types)) if not ones >> i & 1]
+            plan = self.bind(index, grid, values, types, constexprs, num_warps, num_stages,
+                             align, ones, slots)  # fmt: skip
+            hit = self._plans[key] = (plan, slots)  # type: ignore[assignment]
             if len(self._plans) > _MAX_PLANS:
                 self._plans.clear()
-        plan(stream(index), *values)
+        plan, slots = hit  # type: ignore[misc]
+        plan(stream(index), *[values[i] for i in slots])
 
     def bound(self, cache: dict[Any, Callable[..., None]], key: Any, grid: tuple[int, ...],
               args: Sequence[Any], types: tuple[str, ...],
               constexprs: tuple[tuple[str, Any], ...], slots: Sequence[int],
               num_warps: int = 4, num_stages: int = 2) -> Callable[..., None]:  # fmt: skip
-        """`bind` for `args` (GPUArrays and numbers, alignment read from them), kept in
-        `cache` under `key`: a hot path's slow half."""
+        """`bind` for `args` (GPUArrays and numbers, specialised on the values outside
+        `slots`), kept in `cache` under `key`: a hot path's slow half. The key must fix
+        every value outside `slots` (shapes and strides do)."""
         index = next(a for a in args if type(a) is GPUArray)._device.index
         values = [a._buffer.ptr + a._offset if type(a) is GPUArray else a for a in args]
-        align = 0
-        for i, a in enumerate(args):
-            if type(a) is GPUArray and not values[i] & 15:
-                align |= 1 << i
+        align, ones = specialization(args, values, slots)
         plan = self.bind(index, grid, values, types, constexprs, num_warps, num_stages, align,
-                         slots)  # fmt: skip
+                         ones, slots)  # fmt: skip
         if not cache:
             if all(c is not cache for c in _caches):
                 _caches.append(cache)
@@ -104,14 +119,16 @@ class Program:
 
     def bind(self, index: int, grid: tuple[int, ...], values: Sequence[Any],
              types: tuple[str, ...], constexprs: tuple[tuple[str, Any], ...], num_warps: int,
-             num_stages: int, align: int, slots: Sequence[int]) -> Callable[..., None]:  # fmt: skip
+             num_stages: int, align: int, ones: int,
+             slots: Sequence[int]) -> Callable[..., None]:  # fmt: skip
         """A launch plan on GPU `index` with `values` packed in and the arguments at
         positions `slots` left to each call: ``plan(stream, *their values)``. Hot paths
-        keep one per operand layout so a call passes only its pointers."""
+        keep one per operand layout so a call passes only its pointers. Arguments in
+        `ones` (a bitmask; never slots) are compiled in as the constant 1."""
         from pygpukit_cuda import cubin
 
         arch = cubin.compute_capability(index)
-        done = self.compile(arch, types, constexprs, num_warps, num_stages, align)
+        done = self.compile(arch, types, constexprs, num_warps, num_stages, align, ones)
         if done.global_scratch:
             raise NotImplementedError(
                 f"{done.name} asks for {done.global_scratch} bytes of global scratch per "
@@ -119,27 +136,37 @@ class Program:
             )
         fn = cubin.load(index, done.cubin, done.name, done.shared)
         offsets = done.offsets()
-        codes = ["P" if t.startswith("*") else done.param_codes[i] for i, t in enumerate(types)]
+        runtime = [i for i in range(len(types)) if not ones >> i & 1]
+        where = {i: k for k, i in enumerate(runtime)}  # our argument -> kernel parameter
+        code = {i: "P" if types[i].startswith("*") else done.param_codes[k]
+                for i, k in where.items()}  # fmt: skip
         template = bytearray(struct.calcsize(done.arg_format))
-        for i, v in enumerate(values):  # fixed values, written as a C cast would
-            write_param(template, offsets[i], codes[i], v)
-        plan_slots = [(offsets[i], codes[i]) for i in slots]
+        for i in runtime:  # fixed values, written as a C cast would
+            write_param(template, offsets[where[i]], code[i], values[i])
+        plan_slots = [(offsets[where[i]], code[i]) for i in slots]
         return fn.plan(grid + (1,) * (3 - len(grid)), (32 * done.num_warps,), bytes(template),
                        plan_slots)  # fmt: skip
 
     def compile(self, arch: int, types: tuple[str, ...], constexprs: tuple[tuple[str, Any], ...],
-                num_warps: int, num_stages: int, align: int) -> Compiled:  # fmt: skip
-        """The compiled kernel for sm_`arch` (no GPU needed)."""
-        signature, runtime = {}, iter(types)
+                num_warps: int, num_stages: int, align: int,
+                ones: int = 0) -> Compiled:  # fmt: skip
+        """The compiled kernel for sm_`arch` (no GPU needed). Bit k of `align` marks the
+        k-th runtime argument as a multiple of 16 (a pointer's address or an integer), of
+        `ones` as the integer 1, compiled in as a constant (as Triton's JIT specialises)."""
         given = dict(constexprs)
-        for name in self.arg_names:
-            signature[name] = "constexpr" if name in given else next(runtime)
+        signature: dict[str, str] = {}
         aligned, k = [], 0
         for i, name in enumerate(self.arg_names):
             if name in given:
+                signature[name] = "constexpr"
                 continue
-            if align >> k & 1 and signature[name].startswith("*"):
-                aligned.append(i)
+            if ones >> k & 1:
+                signature[name] = "constexpr"
+                given[name] = 1
+            else:
+                signature[name] = types[k]
+                if align >> k & 1:
+                    aligned.append(i)
             k += 1
         return compile_program(self.fn, signature, given, tuple(aligned), arch, num_warps,
                                num_stages)  # fmt: skip
