@@ -102,3 +102,18 @@ def test_a_second_call_reuses_the_plan_with_new_pointers(recorder: Recorder) -> 
     packed = recorder.launches[-1][-1]
     assert struct.unpack_from("@Q", packed)[0] == _ptr(x1)
     assert struct.unpack_from("@f", packed, 8)[0] == 2.5
+
+
+def test_specialization_hints_pointers_all_or_none_and_compiles_ones_in() -> None:
+    from pygpukit.triton.launch import specialization
+
+    a = gp.asarray(np.zeros(64, np.float32))
+    off = a[1:]  # 4 bytes past an aligned address
+    args = [a, a, 1, 32, 7]
+    align, ones = specialization(args, [_ptr(x) if isinstance(x, gp.GPUArray) else x
+                                        for x in args], slots=(0, 1))  # fmt: skip
+    assert align == 0b01011 and ones == 0b00100
+    args = [a, off, 1, 32, 7]
+    align, ones = specialization(args, [_ptr(x) if isinstance(x, gp.GPUArray) else x
+                                        for x in args], slots=(0, 1, 2))  # fmt: skip
+    assert align == 0b01000 and ones == 0  # one misaligned pointer: no pointer is hinted

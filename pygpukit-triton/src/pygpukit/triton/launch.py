@@ -52,17 +52,22 @@ def specialization(args: Sequence[Any], values: Sequence[Any],
     """(align, ones) bitmasks as Triton's JIT specialises: pointers and integers that are
     multiples of 16 (divisibility hints: vector loads, folded index math), and integers
     equal to 1 outside `slots` (constants: a unit stride makes a row contiguous)."""
-    align = ones = 0
+    align = ones = pointers = 0
+    every_pointer = True
     for i, (a, v) in enumerate(zip(args, values, strict=True)):
         if type(a) is GPUArray:
-            if not v & 15:
-                align |= 1 << i
+            if v & 15:
+                every_pointer = False
+            else:
+                pointers |= 1 << i
         elif type(a) is int:
             if v == 1 and i not in slots:
                 ones |= 1 << i
             elif v % 16 == 0:
                 align |= 1 << i
-    return align, ones
+    # pointers are hinted all or none: the hot paths key on "every pointer aligned", so a
+    # plan must hold for any mix of addresses that shares that answer
+    return align | (pointers if every_pointer else 0), ones
 
 
 class Program:
