@@ -82,6 +82,7 @@ install() {
     { pip_target "$ROOT/pygpukit-core" || core_by_hand; } &&
     pip_target "$ROOT/pygpukit-cuda" &&
     install_llm &&
+    install_triton &&
     "$PY" -m pygpukit_cuda status
 }
 
@@ -91,6 +92,16 @@ install() {
 # works).
 install_llm() {
     cp -r "$ROOT/pygpukit-llm/src/pygpukit/llm" "$SITE/pygpukit/"
+}
+
+# pygpukit-triton is copied the same way, with a dist-info beside it so that its
+# `pygpukit` entry point (the triton provider) is found; Triton is the machine's own.
+install_triton() {
+    cp -r "$ROOT/pygpukit-triton/src/pygpukit/triton" "$SITE/pygpukit/"
+    local info="$SITE/pygpukit_triton-0.1.0.dist-info"
+    mkdir -p "$info"
+    printf 'Metadata-Version: 2.1\nName: pygpukit-triton\nVersion: 0.1.0\n' >"$info/METADATA"
+    printf '[pygpukit]\ntriton = pygpukit.triton.plugin\n' >"$info/entry_points.txt"
 }
 
 export PYTHONPATH="$SITE${PYTHONPATH:+:$PYTHONPATH}"

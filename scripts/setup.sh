@@ -35,4 +35,10 @@ if [ -f pygpukit-cuda/pyproject.toml ]; then
     echo "== CUDA backend (builds without a GPU or CUDA Toolkit) and the NVRTC wheel"
     "$PY" -m pip install -q -e ./pygpukit-cuda nvidia-cuda-nvrtc
 fi
+if [ -f pygpukit-triton/pyproject.toml ]; then
+    # after pygpukit-cuda, which it needs; Triton itself (its extra) runs the kernels in
+    # Triton's interpreter for the CPU tests (TRITON_INTERPRET=1), no GPU or PyTorch needed
+    echo "== Triton backend and Triton"
+    "$PY" -m pip install -q -e "./pygpukit-triton[triton]"
+fi
 echo "== ready: $("$PY" -c 'import pygpukit; print("pygpukit", pygpukit.__version__)')"

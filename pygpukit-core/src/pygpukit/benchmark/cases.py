@@ -18,10 +18,11 @@ from .results import Work
 #: families in the order they run
 FAMILIES = (
     "elementwise", "reductions", "matmul", "attention", "tiny", "compile", "transfer", "launch",
-    "fft", "llm", "qos",
+    "fft", "llm", "qos", "triton",
 )  # fmt: skip
-#: families run only when named: each takes a minute or more of the GPU to itself
-OPT_IN = ("qos", "llm")
+#: families run only when named: a minute or more of the GPU each (llm, qos), or an
+#: optional plugin (triton: pygpukit-triton)
+OPT_IN = ("llm", "qos", "triton")
 
 
 @dataclass
@@ -455,7 +456,35 @@ BUILDERS: dict[str, Callable[[Sizes], list[Case]]] = {
     "launch": lambda sizes: _launch_cases(sizes.calls),
     "qos": lambda sizes: _qos_cases(),
     "llm": lambda sizes: _llm_cases(sizes),
+    "fft": lambda sizes: _fft_cases(sizes),
+    "triton": lambda sizes: triton_family(sizes),
 }
+
+
+def triton_family(sizes: Sizes) -> list[Case]:
+    """The row ops and causal attention again with the per-op dispatch setting naming the
+    `triton` provider (PyTorch in the same rows; the reductions and attention families give
+    the cuda provider's), and the tiny add through each of the two providers (host time)."""
+    import dataclasses
+
+    from .._plugins import registry
+
+    if "triton" not in registry().providers:
+        return []  # pygpukit-triton is not installed
+    picked = [c for c in reductions(sizes) + attention(sizes)
+              if isinstance(c, ArrayCase) and c.op in ("softmax", "layernorm", "rmsnorm",
+                                                       "sdpa_causal")]  # fmt: skip
+    out: list[Case] = [
+        dataclasses.replace(c, family="triton", case=f"{c.case} [triton]",
+                            settings={**c.settings, "dispatch": {c.dispatch: "triton"}})
+        for c in picked
+    ]  # fmt: skip
+    for calls in sizes.calls:
+        for backend in ("cuda", "triton"):
+            out.append(SpecialCase("triton", "add", f"1 element float32, {calls} calls, "
+                                   f"backend={backend}", "tiny",
+                                   {"calls": calls, "backend": backend}))  # fmt: skip
+    return out
 
 
 def _qos_cases() -> list[Case]:
@@ -468,8 +497,6 @@ def _llm_cases(sizes: Sizes) -> list[Case]:
     from .llm_decode import cases  # its own module: it imports the runner
 
     return list(cases(sizes.llm_batch, sizes.llm_load_mb, quick=sizes.llm_batch == [1]))
-    "fft": lambda sizes: _fft_cases(sizes),
-}
 
 
 def _fft_cases(sizes: Sizes) -> list[Case]:

@@ -39,7 +39,7 @@ def run_tiny(case: SpecialCase, bench: Bench) -> Row:
     row = Row(case.family, case.op, case.case, unit="us/call", tol=0.0)
     timed: list[tuple[Row | PeerResult, Callable[[], Any], Callable[[], None]]] = []
     try:
-        fn = _tiny_ours(row, bench)
+        fn = _tiny_ours(row, bench, case.params.get("backend"))
         if fn is not None:
             timed.append((row, fn, bench.sync))
     except Exception as exc:  # report, don't crash
@@ -67,24 +67,27 @@ def run_tiny(case: SpecialCase, bench: Bench) -> Row:
     return row
 
 
-def _tiny_ours(row: Row, bench: Bench) -> Callable[[], Any] | None:
-    """`gp.add` of two 1-element arrays, once checked (None: a missing or FAIL row)."""
+def _tiny_ours(row: Row, bench: Bench, backend: str | None = None) -> Callable[[], Any] | None:
+    """`gp.add` of two 1-element arrays (through `backend` when given), once checked (None:
+    a missing or FAIL row)."""
     import pygpukit as gp
 
     a = gp.asarray(np.array([1.5], dtype=np.float32), device=bench.device)
     b = gp.asarray(np.array([2.25], dtype=np.float32), device=bench.device)
-    expl = gp.explain("add", a, b)
+    expl = gp.explain("add", a, b, backend=backend)
     if expl.chosen is None:
         row.status, row.note = MISSING, f"no provider has add on {bench.device}"
         return None
     row.provider = expl.chosen
-    got = gp.add(a, b).to_numpy()
+    got = gp.add(a, b, backend=backend).to_numpy()
     if got.shape != (1,) or float(got[0]) != 3.75:
         row.status, row.error = FAIL, float("inf")
         row.note = f"wrong result, not timed: {got!r}, want [3.75]"
         return None
     row.error = 0.0
-    return lambda: gp.add(a, b)
+    if backend is None:
+        return lambda: gp.add(a, b)
+    return lambda: gp.add(a, b, backend=backend)
 
 
 def _tiny_peer(peer: Peer, result: PeerResult) -> Callable[[], Any] | None:

@@ -1,0 +1,77 @@
+"""The provider's sdpa_causal (``pygpukit._ops.nn`` convention): causal flash attention with
+grouped-query heads on any strides; block sizes autotuned per shape class (autotune.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pygpukit import GPUArray
+from pygpukit.backend import astype
+
+from .. import autotune
+from ..availability import interpret
+from ..compiled import triton_type
+from ..launch import Program
+from ..programs import attention as ap
+
+_program = Program(ap.flash_causal)
+#: (BM, BN, warps, stages); the first is taken untimed (graph capture, interpreter)
+CONFIGS = [(128, 64, 8, 3), (128, 128, 8, 3), (64, 64, 4, 3), (128, 32, 4, 4), (64, 32, 4, 2)]
+#: wide heads (BD > 128) keep smaller tiles so the Q tile and accumulator fit registers
+CONFIGS_WIDE = [(64, 32, 4, 2), (32, 32, 4, 2)]
+CONFIGS_F32 = [(64, 32, 4, 2), (32, 32, 4, 2)]
+
+
+def _pow2(n: int) -> int:
+    return 1 << max(4, (n - 1).bit_length())  # tl.dot wants every tile side >= 16
+
+
+def _flat(x: GPUArray) -> GPUArray | None:
+    """x as (batch, heads, seq, dim) with one merged batch axis, or None if the batch axes
+    do not merge."""
+    if x.ndim == 4:
+        return x
+    try:  # a view or nothing: `out` must be written where the caller reads it
+        return x.reshape((-1, *x.shape[-3:]), copy=False)
+    except ValueError:
+        return None
+
+
+def sdpa_causal(q: GPUArray, k: GPUArray, v: GPUArray, out: GPUArray, scale: float) -> None:
+    if out.size == 0:
+        return
+    if not q.dtype is k.dtype is v.dtype:  # tl.dot multiplies one element type
+        q, k, v = (astype(a, out.dtype, copy=False) for a in (q, k, v))
+    q4, k4, v4, o4 = (_flat(a) for a in (q, k, v, out))
+    if (
+        q4 is None
+        or k4 is None
+        or v4 is None
+        or o4 is None
+        or (q4.shape[0] != o4.shape[0] or k4.shape[0] != o4.shape[0])
+    ):
+        for i in range(out.shape[0]):  # unmergeable batch axes: one launch per outer item
+            sdpa_causal(q[i], k[i], v[i], out[i], scale)
+        return
+    nb, h, sq, d = q4.shape
+    hkv, skv, dv = k4.shape[1], k4.shape[2], v4.shape[3]
+    args: list[Any] = [q4, k4, v4, o4, h, h // hkv, sq, skv, d, dv, float(scale)]
+    for a in (q4, k4, v4, o4):
+        args += [s // a.dtype.itemsize for s in a.strides]
+    tq = f"*{triton_type(q4.dtype.name)}"
+    types = (tq, tq, tq, f"*{triton_type(o4.dtype.name)}", *(["i32"] * 6), "fp32",
+             *(["i64"] * 16))  # fmt: skip
+    bd, bdv = _pow2(d), _pow2(dv)
+    ieee = q4.dtype.name == "float32"
+    upcast = interpret() and q4.dtype.name == "bfloat16"
+
+    def launch(c: tuple[int, int, int, int]) -> None:
+        bm, bn, warps, stages = c
+        consts = (("BM", bm), ("BN", bn), ("BD", bd), ("BDV", bdv), ("IEEE", ieee or upcast),
+                  ("UPCAST", upcast))  # fmt: skip
+        _program((-(-sq // bm), nb * h), args, types, consts, num_warps=warps,
+                 num_stages=stages)  # fmt: skip
+
+    configs = CONFIGS_F32 if ieee else CONFIGS_WIDE if max(bd, bdv) > 128 else CONFIGS
+    key = f"{q4.dtype.name}|{bd}|{bdv}|{_pow2(sq)}|{_pow2(skv)}|{h // hkv}"
+    launch(autotune.choose("sdpa_causal", key, out.device.index, configs, launch))

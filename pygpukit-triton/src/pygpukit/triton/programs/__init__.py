@@ -1,0 +1,1 @@
+"""The Triton programs (``@triton.jit`` functions) behind the provider's kernels."""
