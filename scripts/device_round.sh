@@ -60,14 +60,21 @@ pip_target() {
 core_by_hand() {
     echo "pip could not build pygpukit-core; installing its sources with a written dist-info"
     cp -r "$ROOT/pygpukit-core/src/pygpukit" "$SITE/" || return 1
-    local info="$SITE/pygpukit_core-0.1.0.dist-info"
-    mkdir -p "$info"
-    printf 'Metadata-Version: 2.1\nName: pygpukit-core\nVersion: 0.1.0\n' > "$info/METADATA"
-    "$PY" - "$ROOT/pygpukit-core/pyproject.toml" "$info/entry_points.txt" <<'PYEOF'
-import sys, tomllib
-eps = tomllib.load(open(sys.argv[1], "rb"))["project"]["entry-points"]
-with open(sys.argv[2], "w") as f:
-    for group, items in eps.items():
+    write_dist_info pygpukit-core
+}
+
+# write_dist_info FOLDER: a dist-info in $SITE for the distribution in $ROOT/FOLDER, with
+# its name and its entry points (all pip would add that the plugins need).
+write_dist_info() {
+    "$PY" - "$ROOT/$1/pyproject.toml" "$SITE" <<'PYEOF'
+import os, sys, tomllib
+project = tomllib.load(open(sys.argv[1], "rb"))["project"]
+info = os.path.join(sys.argv[2], f"{project['name'].replace('-', '_')}-{project['version']}.dist-info")
+os.makedirs(info, exist_ok=True)
+with open(os.path.join(info, "METADATA"), "w") as f:
+    f.write(f"Metadata-Version: 2.1\nName: {project['name']}\nVersion: {project['version']}\n")
+with open(os.path.join(info, "entry_points.txt"), "w") as f:
+    for group, items in project.get("entry-points", {}).items():
         f.write(f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in items.items()) + "\n")
 PYEOF
 }
@@ -81,27 +88,23 @@ install() {
     done
     { pip_target "$ROOT/pygpukit-core" || core_by_hand; } &&
     pip_target "$ROOT/pygpukit-cuda" &&
-    install_llm &&
-    install_triton &&
+    install_subpackages &&
     "$PY" -m pygpukit_cuda status
 }
 
-# pygpukit-llm is a sub-package of pygpukit: `pip install --target` would replace the
-# installed pygpukit folder with it, so its sources are copied beside the core instead
-# (its plugin entry point, for `gp.llm` and doctor, is then missing; `import pygpukit.llm`
-# works).
-install_llm() {
-    cp -r "$ROOT/pygpukit-llm/src/pygpukit/llm" "$SITE/pygpukit/"
-}
-
-# pygpukit-triton is copied the same way, with a dist-info beside it so that its
-# `pygpukit` entry point (the triton provider) is found; Triton is the machine's own.
-install_triton() {
-    cp -r "$ROOT/pygpukit-triton/src/pygpukit/triton" "$SITE/pygpukit/"
-    local info="$SITE/pygpukit_triton-0.1.0.dist-info"
-    mkdir -p "$info"
-    printf 'Metadata-Version: 2.1\nName: pygpukit-triton\nVersion: 0.1.0\n' >"$info/METADATA"
-    printf '[pygpukit]\ntriton = pygpukit.triton.plugin\n' >"$info/entry_points.txt"
+# pygpukit-llm, -audio (pygpukit.audio, pygpukit.asr) and -triton are sub-packages of
+# pygpukit: `pip install --target` would replace the installed pygpukit folder with theirs,
+# so their sources are copied beside the core's, each with a dist-info holding its
+# `pygpukit` entry points (its plugin, doctor). Their dependencies are the machine's own.
+install_subpackages() {
+    local folder module
+    for folder in pygpukit-llm pygpukit-audio pygpukit-triton; do
+        [ -f "$ROOT/$folder/pyproject.toml" ] || continue
+        for module in "$ROOT/$folder/src/pygpukit"/*/; do
+            cp -r "$module" "$SITE/pygpukit/" || return 1
+        done
+        write_dist_info "$folder" || return 1
+    done
 }
 
 export PYTHONPATH="$SITE${PYTHONPATH:+:$PYTHONPATH}"
