@@ -95,7 +95,7 @@ void FftPlan::execute(CUstream stream, uint64_t in, uint64_t out, uint64_t work,
                                     " bytes of work area and got none");
     }
     ctx_->make_current();
-    LaunchGuard gate;
+    LaunchGuard gate(stream);
     const CufftApi& api = lib_->api();
     // stream and work area are set on every call: the plan is shared by every stream and
     // each call brings its own pool block (cheap setters, no allocation)

@@ -135,7 +135,7 @@ void Cusolver::potrf(const Context& ctx, CUstream stream, int dtype, bool upper,
                      i64 count, uint64_t ws, size_t ws_bytes, uint64_t info) {
     const size_t size = element_size(dtype);
     ctx.make_current();
-    LaunchGuard gate;
+    LaunchGuard gate(stream);
     GilRelease nogil;
     std::lock_guard<std::mutex> lock(mutex_);
     Bound b = bind(ctx, stream);
@@ -165,7 +165,7 @@ void Cusolver::potrf_batched(const Context& ctx, CUstream stream, int dtype, boo
                            : api_.cusolverDnZpotrfBatched;
     element_size(dtype);  // rejects an unknown code
     ctx.make_current();
-    LaunchGuard gate;
+    LaunchGuard gate(stream);
     GilRelease nogil;
     std::lock_guard<std::mutex> lock(mutex_);
     Bound b = bind(ctx, stream);
@@ -190,7 +190,7 @@ void Cusolver::getrf(const Context& ctx, CUstream stream, int dtype, i64 n, Batc
                      i64 count, uint64_t ws, size_t ws_bytes, uint64_t info) {
     const size_t size = element_size(dtype);
     ctx.make_current();
-    LaunchGuard gate;
+    LaunchGuard gate(stream);
     GilRelease nogil;
     std::lock_guard<std::mutex> lock(mutex_);
     Bound b = bind(ctx, stream);
@@ -213,7 +213,7 @@ void Cusolver::getrs(const Context& ctx, CUstream stream, int dtype, int trans, 
                      Batch a, Batch ipiv, Batch b_, i64 count, uint64_t info) {
     const size_t size = element_size(dtype);
     ctx.make_current();
-    LaunchGuard gate;
+    LaunchGuard gate(stream);
     GilRelease nogil;
     std::lock_guard<std::mutex> lock(mutex_);
     Bound b = bind(ctx, stream);
@@ -247,7 +247,7 @@ void Cusolver::syevd(const Context& ctx, CUstream stream, int dtype, bool vector
     const int jobz = vectors ? kEigVector : kEigNoVector;
     const int uplo = upper ? kFillUpper : kFillLower;
     ctx.make_current();
-    LaunchGuard gate;
+    LaunchGuard gate(stream);
     GilRelease nogil;
     std::lock_guard<std::mutex> lock(mutex_);
     Bound b = bind(ctx, stream);
@@ -282,7 +282,7 @@ void Cusolver::geqrf(const Context& ctx, CUstream stream, int dtype, i64 m, i64 
                      Batch tau, i64 count, uint64_t ws, size_t ws_bytes, uint64_t info) {
     const size_t size = element_size(dtype);
     ctx.make_current();
-    LaunchGuard gate;
+    LaunchGuard gate(stream);
     GilRelease nogil;
     std::lock_guard<std::mutex> lock(mutex_);
     Bound b = bind(ctx, stream);
@@ -328,7 +328,7 @@ void Cusolver::orgqr(const Context& ctx, CUstream stream, int dtype, i64 m, i64 
               : dtype == 4 ? api_.cusolverDnCungqr
                            : api_.cusolverDnZungqr;
     ctx.make_current();
-    LaunchGuard gate;
+    LaunchGuard gate(stream);
     GilRelease nogil;
     std::lock_guard<std::mutex> lock(mutex_);
     Bound b = bind(ctx, stream);
@@ -365,7 +365,7 @@ void Cusolver::gesvd(const Context& ctx, CUstream stream, int dtype, signed char
     const size_t real_size = element_size(real);
     const bool vectors = job != 'N';
     ctx.make_current();
-    LaunchGuard gate;
+    LaunchGuard gate(stream);
     GilRelease nogil;
     std::lock_guard<std::mutex> lock(mutex_);
     Bound b = bind(ctx, stream);
