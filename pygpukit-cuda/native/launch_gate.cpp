@@ -21,7 +21,8 @@ namespace {
 
 LaunchGateTable g_gate{};
 bool g_installed = false;
-bool g_measured = false;  // the runtime takes event pairs (table version 2)
+bool g_v2 = false;        // the table has the GPU-time functions (version 2)
+bool g_measured = false;  // ... and the runtime was handed the event functions
 PyObject* g_cancelled = nullptr;
 
 // Retired pairs, reused so a measured launch costs two cuEventRecord calls and no creation.
@@ -78,6 +79,16 @@ void recycle_pair(uintptr_t start, uintptr_t /*end*/) {
     give_back(reinterpret_cast<TimedPair*>(start));
 }
 
+// Hands the runtime the event functions, once the driver is loaded and has
+// cuEventElapsedTime (the gate is installed at import, before the driver is opened).
+// Called with the GIL held, so two threads never race here.
+bool start_measuring() {
+    if (!g_v2 || !driver_loaded() || driver().cuEventElapsedTime == nullptr) return false;
+    g_gate.set_device_events(&poll_pair, &recycle_pair);
+    g_measured = true;
+    return true;
+}
+
 }  // namespace
 
 bool install_launch_gate(PyObject* capsule, PyObject* cancelled) {
@@ -101,8 +112,8 @@ bool install_launch_gate(PyObject* capsule, PyObject* cancelled) {
     g_gate = LaunchGateTable{};
     // plain function pointers into the runtime, which stays loaded
     std::memcpy(&g_gate, table, v2 ? sizeof(LaunchGateTable) : v1_size);
-    g_measured = v2 && driver_loaded() && driver().cuEventElapsedTime != nullptr;
-    if (g_measured) g_gate.set_device_events(&poll_pair, &recycle_pair);
+    g_v2 = v2;
+    g_measured = false;  // decided at the first measured launch: the driver loads later
     Py_XINCREF(cancelled);
     Py_XSETREF(g_cancelled, cancelled);
     g_installed = true;
@@ -128,7 +139,7 @@ LaunchGuard::LaunchGuard(CUstream stream) {
         throw LaunchCancelled("task " + std::to_string(id) +
                               " was cancelled: its launch was not enqueued");
     }
-    if (!g_measured) return;
+    if (!g_measured && !start_measuring()) return;
     const DriverApi& api = driver();
     int capturing = 0;
     CUcontext ctx = nullptr;
