@@ -6,6 +6,7 @@ so every transposition the kernels rely on is checked against numpy.linalg."""
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -198,6 +199,15 @@ class _Pool:
 class _Stream:
     ptr = 0
     capture_pool = None
+
+
+@pytest.fixture(autouse=True)
+def on_cpu() -> Iterator[None]:
+    """The stand-in reads and writes the kernels' buffers through host pointers, so every
+    array here must be a CPU array even where the default device is a GPU (a device
+    address read from the host is a segmentation fault)."""
+    with gp.config.use(device="cpu"):
+        yield
 
 
 @pytest.fixture

@@ -3,12 +3,15 @@
 Conventions of ``pygpukit._ops.creation``: ``arange(out, start, step)`` writes
 ``start + i * step`` (int64 arithmetic when both are ints, float64 otherwise);
 ``linspace(out, start, stop, step, endpoint)`` ends exactly on stop; ``eye(out, k)``;
-``tril``/``triu``: ``kernel(x, out, k)`` over the last two dimensions.
+``tril``/``triu``: ``kernel(x, out, k)`` over the last two dimensions. Complex eye, tril
+and triu run the real kernels on the two part planes (``complex_planes``): the linalg
+factorizations need them around their cuSOLVER calls.
 """
 
 from __future__ import annotations
 
 from pygpukit import GPUArray, KernelProvider
+from pygpukit.core import dtypes as dt
 
 from . import launcher
 from .device_facts import BLOCK, sm_count
@@ -45,6 +48,12 @@ def linspace(out: GPUArray, start: int | float, stop: int | float, step: float,
 
 
 def eye(out: GPUArray, k: int) -> None:
+    if out.dtype.is_complex:  # ones on the real plane's diagonal, the imaginary plane zero
+        from . import complex_planes, provider
+
+        eye(complex_planes.plane(out, False), k)
+        provider.fill(complex_planes.plane(out, True), 0.0)
+        return
     rows, cols = out.shape
     index = out.device.index
     fn = launcher.function(index, f"pgk_eye_{out.dtype.name}", cs.fill_source(out.dtype),
@@ -56,6 +65,12 @@ def eye(out: GPUArray, k: int) -> None:
 def _triangle(x: GPUArray, out: GPUArray, k: int, upper: bool) -> None:
     if x.dtype is not out.dtype or x.shape != out.shape:
         raise TypeError(f"{'triu' if upper else 'tril'}: out must match x's shape and dtype")
+    if x.dtype.is_complex:  # each part plane on its own (complex128 has no 16-byte kernel)
+        from .complex_planes import plane
+
+        for imag in (False, True):
+            _triangle(plane(x, imag), plane(out, imag), k, upper)
+        return
     batch = _merge([(x.shape[d], x.strides[d], out.strides[d]) for d in range(x.ndim - 2)
                     if x.shape[d] != 1])  # fmt: skip
     dims = [*batch, *((x.shape[d], x.strides[d], out.strides[d]) for d in (-2, -1))]
@@ -82,6 +97,7 @@ def triu(x: GPUArray, out: GPUArray, k: int) -> None:
 
 def register(provider: KernelProvider) -> None:
     """Add arange, linspace, eye, tril and triu to `provider`."""
-    for name, fn in (("arange", arange), ("linspace", linspace), ("eye", eye),
-                     ("tril", tril), ("triu", triu)):  # fmt: skip
-        provider.add(name, fn)
+    provider.add("arange", arange)
+    provider.add("linspace", linspace)
+    for name, fn in (("eye", eye), ("tril", tril), ("triu", triu)):
+        provider.add(name, fn, dt.EVERY_DTYPE)

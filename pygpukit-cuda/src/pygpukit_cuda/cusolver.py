@@ -19,10 +19,10 @@ from pygpukit.core import dtypes as dt
 
 #: cudaDataType codes of the dtypes the native layer takes
 DATA_TYPE = {"float32": 0, "float64": 1, "complex64": 4, "complex128": 5}
-#: dtypes the provider's linalg kernels declare: the native calls take complex too, but
-#: the cuda backend has no complex copy, conj or triangle kernels yet (the kernels need
-#: them around each call), so complex inputs get dispatch's "no kernel for dtype" answer
-DTYPES = (dt.float32, dt.float64)
+#: dtypes the provider's linalg kernels declare: cuSOLVER's generic 64-bit API takes
+#: CUDA_C_32F/CUDA_C_64F like the real types, and the cuda backend's complex copy, conj,
+#: product and (plane-wise) eye/tril/triu kernels cover what runs around each call
+DTYPES = (dt.float32, dt.float64, dt.complex64, dt.complex128)
 
 
 def candidates() -> list[str]:

@@ -1,7 +1,6 @@
 """The `cuda` provider's linalg factorization kernels on cuSOLVER (conventions in
 ``pygpukit._ops.factorizations``): cholesky, solve, inv, det, slogdet, eigh, eigvalsh,
-qr, svd and svdvals for float32 and float64 (the code below handles complex too: it
-waits for the cuda backend's complex copy kernels, see ``cusolver.DTYPES``).
+qr, svd and svdvals for float32, float64, complex64 and complex128 (``cusolver.DTYPES``).
 
 cuSOLVER is column-major and our arrays are row-major, so each kernel picks the
 transposition that costs nothing where it can: a contiguous row-major copy of A *is*

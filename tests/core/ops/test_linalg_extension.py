@@ -4,6 +4,7 @@ batches, dtypes, result tuples, empty matrices, views and bad input."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -47,6 +48,14 @@ def _close(got: gp.GPUArray, want: np.ndarray, dtype: Any, scale: float = 1.0) -
 
 def _f64(a: np.ndarray) -> np.ndarray:
     return a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)
+
+
+@pytest.fixture(autouse=True)
+def on_cpu() -> Iterator[None]:
+    """These tests check the CPU kernels: new arrays stay on the CPU even beside a GPU (the
+    cuSOLVER kernels have their own tests in tests/cuda/gpu/test_linalg_cusolver.py)."""
+    with gp.config.use(device="cpu"):
+        yield
 
 
 @pytest.fixture

@@ -66,3 +66,17 @@ def test_triangles(d: dt.DataType, op: str) -> None:
             got = getattr(gp, op)(view, k=k).to_numpy()
             want = np.ascontiguousarray(fn(hv, k))
             np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+
+
+@pytest.mark.parametrize("name", ["complex64", "complex128"])
+def test_complex_eye_and_triangles(name: str) -> None:
+    # the part planes: ones on the real diagonal only, both parts kept or zeroed together
+    np.testing.assert_array_equal(gp.eye(3, 4, k=1, dtype=name, device="cuda").to_numpy(),
+                                  np.eye(3, 4, k=1, dtype=name))  # fmt: skip
+    rng = np.random.default_rng(5)
+    a = (rng.standard_normal((2, 4, 5)) + 1j * rng.standard_normal((2, 4, 5))).astype(name)
+    x = gp.asarray(a, device="cuda")
+    for k in (-1, 0, 2):
+        np.testing.assert_array_equal(gp.tril(x, k=k).to_numpy(), np.tril(a, k))
+        np.testing.assert_array_equal(gp.triu(x.mT, k=k).to_numpy(),
+                                      np.triu(np.swapaxes(a, -1, -2), k))  # fmt: skip
