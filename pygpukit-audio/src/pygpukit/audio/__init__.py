@@ -11,15 +11,21 @@ GPUArray (answered on its device), shaped (..., n_samples) for a batch of signal
 
 from __future__ import annotations
 
-from . import effects, feature, filters, onset
+from . import decompose, effects, feature, filters, onset
 from .convert import amplitude_to_db, db_to_amplitude, db_to_power, power_to_db
 from .filters import fft_frequencies, hz_to_mel, mel_frequencies, mel_to_hz
 from .io import get_samplerate, load, save
 from .resample import resample, resample_poly
 from .spectral import abs2, istft, magphase, melspectrogram, stft
+from .streaming import StreamingSTFT
+from .vocoder import griffinlim, phase_vocoder
 from .windows import get_window, pad_center
 
 __all__ = [
+    "StreamingSTFT",
+    "decompose",
+    "griffinlim",
+    "phase_vocoder",
     "abs2",
     "amplitude_to_db",
     "db_to_amplitude",
