@@ -15,9 +15,11 @@ from . import decompose, effects, feature, filters, onset
 from .convert import amplitude_to_db, db_to_amplitude, db_to_power, power_to_db
 from .filters import fft_frequencies, hz_to_mel, mel_frequencies, mel_to_hz
 from .io import get_samplerate, load, save
+from .pitch import yin
 from .resample import resample, resample_poly
 from .spectral import abs2, istft, magphase, melspectrogram, stft
 from .streaming import StreamingSTFT
+from .tuning import estimate_tuning, piptrack, pitch_tuning
 from .vocoder import griffinlim, phase_vocoder
 from .windows import get_window, pad_center
 
@@ -31,6 +33,7 @@ __all__ = [
     "db_to_amplitude",
     "db_to_power",
     "effects",
+    "estimate_tuning",
     "feature",
     "fft_frequencies",
     "filters",
@@ -45,9 +48,12 @@ __all__ = [
     "melspectrogram",
     "onset",
     "pad_center",
+    "piptrack",
+    "pitch_tuning",
     "power_to_db",
     "resample",
     "resample_poly",
     "save",
     "stft",
+    "yin",
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .cepstral import delta, mfcc
+from .chroma import chroma_stft
 from .features import (
     rms,
     spectral_bandwidth,
@@ -14,6 +15,7 @@ from .features import (
 from .spectral import melspectrogram
 
 __all__ = [
+    "chroma_stft",
     "delta",
     "melspectrogram",
     "mfcc",
