@@ -16,6 +16,7 @@ from .convert import amplitude_to_db, db_to_amplitude, db_to_power, power_to_db
 from .filters import fft_frequencies, hz_to_mel, mel_frequencies, mel_to_hz
 from .io import get_samplerate, load, save
 from .pitch import yin
+from .pitch_hmm import pyin
 from .resample import resample, resample_poly
 from .spectral import abs2, istft, magphase, melspectrogram, stft
 from .streaming import StreamingSTFT
@@ -51,6 +52,7 @@ __all__ = [
     "piptrack",
     "pitch_tuning",
     "power_to_db",
+    "pyin",
     "resample",
     "resample_poly",
     "save",
