@@ -62,3 +62,9 @@ def test_wrong_sample_rate() -> None:
 def test_melspectrogram_needs_input() -> None:
     with pytest.raises(ValueError, match="give an audio signal y or a spectrogram S"):
         audio.melspectrogram(sr=16000)
+
+
+def test_stereo_where_mono_is_wanted() -> None:
+    stereo = np.stack([noise(5), noise(6)])
+    with pytest.raises(ValueError, match=r"onset_detect: y must be mono .* got shape \(2, 8000\)"):
+        audio.onset.onset_detect(y=stereo, sr=16000)
