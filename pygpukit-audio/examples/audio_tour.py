@@ -48,9 +48,8 @@ def main() -> None:
           f"MFCC {tuple(mfcc.shape)}")  # fmt: skip
     tone_f0 = f0[(f0 > 150) & (f0 < 300)]
     print(f"YIN on the tone: median f0 {np.median(tone_f0):.1f} Hz (220 Hz synthesized)")
-    print(
-        f"onsets at {np.round(onsets, 3).tolist()} s; active frames {int(speech.sum())}/{speech.size}"
-    )
+    print(f"onsets at {np.round(onsets, 3).tolist()} s")
+    print(f"energy VAD: {int(speech.sum())} of {speech.size} frames active")
 
     slower = librosa.effects.time_stretch(y, rate=0.8)
     higher = librosa.effects.pitch_shift(y, sr=sr, n_steps=12)
