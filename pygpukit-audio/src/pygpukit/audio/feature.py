@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .cepstral import delta, mfcc
 from .chroma import chroma_stft
+from .constantq import chroma_cqt
 from .features import (
     rms,
     spectral_bandwidth,
@@ -15,6 +16,7 @@ from .features import (
 from .spectral import melspectrogram
 
 __all__ = [
+    "chroma_cqt",
     "chroma_stft",
     "delta",
     "melspectrogram",
