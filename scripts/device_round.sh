@@ -82,6 +82,7 @@ install() {
     { pip_target "$ROOT/pygpukit-core" || core_by_hand; } &&
     pip_target "$ROOT/pygpukit-cuda" &&
     install_llm &&
+    install_audio &&
     "$PY" -m pygpukit_cuda status
 }
 
@@ -91,6 +92,12 @@ install() {
 # works).
 install_llm() {
     cp -r "$ROOT/pygpukit-llm/src/pygpukit/llm" "$SITE/pygpukit/"
+}
+
+# pygpukit-audio likewise (its GPU tests compare with its own CPU results, so they need
+# neither librosa nor scipy on the device machine).
+install_audio() {
+    cp -r "$ROOT/pygpukit-audio/src/pygpukit/audio" "$SITE/pygpukit/"
 }
 
 export PYTHONPATH="$SITE${PYTHONPATH:+:$PYTHONPATH}"

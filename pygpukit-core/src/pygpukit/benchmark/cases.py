@@ -18,6 +18,7 @@ from .results import Work
 #: families in the order they run
 FAMILIES = (
     "elementwise", "reductions", "matmul", "attention", "tiny", "compile", "transfer", "launch",
+    "audio",
 )  # fmt: skip
 
 
@@ -40,11 +41,13 @@ class Sizes:
     transfer: list[int] = field(default_factory=lambda: [2**18, 2**24, 2**28])
     #: sequence lengths of the causal attention cases (16 heads, one batch)
     seq: list[int] = field(default_factory=lambda: [2048])
+    #: signal lengths in seconds of the audio family (needs pygpukit-audio)
+    audio: list[int] = field(default_factory=lambda: [600])
 
     @classmethod
     def preset(cls, device_type: str, quick: bool) -> Sizes:
         if quick:
-            return cls([2**12, 2**16], [16], [4096], [64, 128], [500], [2**10, 2**16], [64])
+            return cls([2**12, 2**16], [16], [4096], [64, 128], [500], [2**10, 2**16], [64], [10])
         if device_type == "cpu":  # NumPy's float16 matmul has no BLAS: keep it small
             return cls([2**20, 2**24], [1024], [4096], [256, 512], [5000], [2**18], [256])
         return cls([2**20, 2**28], [8192], [4096], [1024, 4096, 8192], [5000])
@@ -443,7 +446,16 @@ BUILDERS: dict[str, Callable[[Sizes], list[Case]]] = {
     "compile": compile_family,
     "transfer": transfer,
     "launch": lambda sizes: _launch_cases(sizes.calls),
+    "audio": lambda sizes: _audio_cases(sizes),
 }
+
+
+def _audio_cases(sizes: Sizes) -> list[Case]:
+    try:
+        from pygpukit.audio.bench import cases  # the audio package brings its own family
+    except ImportError as exc:
+        raise ValueError(f"the audio family needs pygpukit-audio installed ({exc})") from None
+    return list(cases(sizes))
 
 
 def _launch_cases(calls: list[int]) -> list[Case]:
