@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import pygpukit as gp
 import pytest
+from audio_signals import SR, all_signals, assert_close_scaled
 from pygpukit import audio
-from signals import SR, all_signals, assert_close_scaled
 
 DEVICE = "cuda"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from audio_signals import noise
 from pygpukit import audio
-from signals import noise
 
 
 def test_n_fft_longer_than_signal_without_centring() -> None:

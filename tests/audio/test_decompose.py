@@ -5,8 +5,8 @@ from __future__ import annotations
 import librosa
 import numpy as np
 import pytest
+from audio_signals import assert_close_scaled, chirp, clicks, noise, sine
 from pygpukit import audio
-from signals import assert_close_scaled, chirp, clicks, noise, sine
 
 
 def _mix() -> np.ndarray:

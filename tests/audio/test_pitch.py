@@ -6,8 +6,8 @@ import librosa
 import numpy as np
 import pygpukit as gp
 import pytest
+from audio_signals import SR, assert_close_scaled, chirp, clicks, noise, silence, sine
 from pygpukit import audio
-from signals import SR, assert_close_scaled, chirp, clicks, noise, silence, sine
 
 BATCH = np.stack([sine(220.0), chirp(100.0, 800.0), noise(1), clicks(), silence()])
 

@@ -7,9 +7,9 @@ import numpy as np
 import pygpukit as gp
 import pytest
 import scipy.stats
+from audio_signals import SR, chirp, noise, silence, sine
 from pygpukit import audio
 from pygpukit.audio import pitch_hmm as pyin_module
-from signals import SR, chirp, noise, silence, sine
 
 
 def _melody() -> np.ndarray:

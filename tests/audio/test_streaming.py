@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pygpukit as gp
 import pytest
+from audio_signals import chirp, noise
 from pygpukit import audio
 from pygpukit.audio.streaming import StreamingSTFT
-from signals import chirp, noise
 
 
 def _stream(y: np.ndarray, stream: StreamingSTFT, seed: int) -> np.ndarray:
