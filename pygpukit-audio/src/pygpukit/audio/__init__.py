@@ -12,6 +12,7 @@ GPUArray (answered on its device), shaped (..., n_samples) for a batch of signal
 from __future__ import annotations
 
 from . import decompose, effects, feature, filters, onset
+from ._framing import clear_cache
 from .constantq import cqt
 from .convert import amplitude_to_db, db_to_amplitude, db_to_power, power_to_db
 from .filters import fft_frequencies, hz_to_mel, mel_frequencies, mel_to_hz
@@ -32,6 +33,7 @@ __all__ = [
     "phase_vocoder",
     "abs2",
     "amplitude_to_db",
+    "clear_cache",
     "cqt",
     "db_to_amplitude",
     "db_to_power",

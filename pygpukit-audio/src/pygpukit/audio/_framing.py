@@ -64,6 +64,12 @@ _ON_DEVICE: dict[tuple[object, ...], GPUArray] = {}
 _ON_DEVICE_LIMIT = 8
 
 
+def clear_cache() -> None:
+    """Free the frame indices kept on devices (and the host-side ones)."""
+    _ON_DEVICE.clear()
+    frame_index.cache_clear()
+
+
 def _device_index(key: tuple[int, int, int, int, str], like: GPUArray) -> GPUArray:
     """The flat frame index for `key` on like's device (cached, oldest dropped first)."""
     full = (*key, str(like.device))
