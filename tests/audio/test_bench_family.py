@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pygpukit as gp
+import pytest
 from pygpukit.benchmark import cases as C
 from pygpukit.benchmark.peers import NumpyPeer
 from pygpukit.benchmark.results import PASS
@@ -32,3 +33,13 @@ def test_compare_treats_complex_results_as_complex() -> None:
     assert compare(np.array([1 + 1j, 2 - 1j], np.complex64), want) == (0.0, "")
     error, _ = compare(np.array([1 - 1j, 2 - 1j], np.complex64), want)  # the conjugate
     assert error > 0.5
+
+
+def test_family_is_empty_without_its_references(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pygpukit.audio import bench
+
+    monkeypatch.setattr(bench, "references_missing", lambda: "librosa not installed")
+    assert C.build(["audio"], C.Sizes.preset("cpu", quick=True)) == []
+    assert "audio family skipped: librosa not installed" in capsys.readouterr().err

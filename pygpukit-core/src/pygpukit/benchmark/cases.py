@@ -7,6 +7,7 @@ NumPy's API; torch has its own), so one function serves NumPy and CuPy alike.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -454,7 +455,8 @@ def _audio_cases(sizes: Sizes) -> list[Case]:
     try:
         from pygpukit.audio.bench import cases  # the audio package brings its own family
     except ImportError as exc:
-        raise ValueError(f"the audio family needs pygpukit-audio installed ({exc})") from None
+        print(f"audio family skipped: pygpukit-audio is not installed ({exc})", file=sys.stderr)
+        return []
     return list(cases(sizes))
 
 
