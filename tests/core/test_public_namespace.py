@@ -13,7 +13,7 @@ import pytest
 #: submodules that are public on purpose
 PUBLIC_MODULES = {
     "backend", "backends", "benchmark", "config", "core", "device_info", "fft", "hookspecs",
-    "jit", "llm", "memory", "ops", "ops_catalog", "plugins", "scheduler", "testing",
+    "audio", "jit", "llm", "memory", "ops", "ops_catalog", "plugins", "scheduler", "testing",
 }  # fmt: skip
 
 
