@@ -105,16 +105,17 @@ def split(
     frame_length: int = 2048,
     hop_length: int = 512,
     aggregate: Callable[..., Any] = np.max,
-) -> np.ndarray:
-    """(n_intervals, 2) [start, end) sample spans of non-silence, as librosa.effects.split."""
+) -> Any:
+    """(n_intervals, 2) [start, end) sample spans of non-silence, as librosa.effects.split
+    (a GPUArray on y's device when y is one)."""
     active, n = _nonsilent(y, "split", top_db, ref, frame_length, hop_length, aggregate)
     edges = [np.flatnonzero(np.diff(active.astype(int))) + 1]
     if active[0]:
         edges.insert(0, np.array([0]))
     if active[-1]:
         edges.append(np.array([len(active)]))
-    spans = np.minimum(np.concatenate(edges) * hop_length, n)
-    return spans.reshape(-1, 2)
+    spans = np.minimum(np.concatenate(edges) * hop_length, n).reshape(-1, 2)
+    return gp.asarray(spans, device=y.device) if isinstance(y, GPUArray) else spans
 
 
 def trim(
