@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from audio_signals import noise
 from pygpukit import audio
-from signals import noise
 
 
 def test_n_fft_longer_than_signal_without_centring() -> None:
@@ -62,3 +62,14 @@ def test_wrong_sample_rate() -> None:
 def test_melspectrogram_needs_input() -> None:
     with pytest.raises(ValueError, match="give an audio signal y or a spectrogram S"):
         audio.melspectrogram(sr=16000)
+
+
+def test_stereo_where_mono_is_wanted() -> None:
+    stereo = np.stack([noise(5), noise(6)])
+    with pytest.raises(ValueError, match=r"onset_detect: y must be mono .* got shape \(2, 8000\)"):
+        audio.onset.onset_detect(y=stereo, sr=16000)
+
+
+def test_n_fft_longer_than_signal_with_centring_warns_like_librosa() -> None:
+    with pytest.warns(UserWarning, match="n_fft=2048 is too large for input signal of length=1000"):
+        audio.stft(noise(7)[:1000], n_fft=2048)

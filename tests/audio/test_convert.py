@@ -6,8 +6,8 @@ import librosa
 import numpy as np
 import pygpukit as gp
 import pytest
+from audio_signals import chirp, noise
 from pygpukit import audio
-from signals import chirp, noise
 
 
 def _power() -> np.ndarray:

@@ -6,8 +6,8 @@ import librosa
 import numpy as np
 import pygpukit as gp
 import pytest
+from audio_signals import SR, all_signals, assert_close_scaled, chirp, noise
 from pygpukit import audio
-from signals import SR, all_signals, assert_close_scaled, chirp, noise
 
 SIGNALS = all_signals(11)
 BATCH = np.stack(list(SIGNALS.values()))  # sine, chirp, noise, clicks, silence

@@ -9,9 +9,9 @@ import numpy as np
 import pygpukit as gp
 import pytest
 import soundfile
+from audio_signals import chirp, noise
 from pygpukit import audio
 from pygpukit.audio import io as audio_io
-from signals import chirp, noise
 
 
 @pytest.fixture(params=["soundfile", "wave"])

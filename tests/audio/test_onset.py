@@ -6,8 +6,8 @@ import librosa
 import numpy as np
 import pygpukit as gp
 import pytest
+from audio_signals import SR, assert_close_scaled, clicks, noise
 from pygpukit import audio
-from signals import SR, assert_close_scaled, clicks, noise
 
 
 def _bursts(seed: int) -> np.ndarray:

@@ -7,8 +7,8 @@ import numpy as np
 import pygpukit as gp
 import pytest
 import scipy.signal
+from audio_signals import assert_close_scaled, chirp, clicks, noise, sine
 from pygpukit import audio
-from signals import assert_close_scaled, chirp, clicks, noise, sine
 
 
 @pytest.mark.parametrize(("up", "down"), [(160, 441), (441, 160), (2, 1), (1, 3), (3, 2),
@@ -50,3 +50,15 @@ def test_bad_rates_and_types() -> None:
         audio.resample(noise(4), orig_sr=16000, target_sr=8000, res_type="soxr_hq")
     with pytest.raises(ValueError, match="up must be an int >= 1"):
         audio.resample_poly(noise(4), 0, 2)
+
+
+def test_long_signals_run_in_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+
+    resample_module = importlib.import_module("pygpukit.audio.resample")  # not the function
+
+    monkeypatch.setattr(resample_module, "_CHUNK_ELEMENTS", 20_000)  # many small chunks
+    x = np.stack([chirp(), noise(5)])
+    assert_close_scaled(
+        audio.resample_poly(x, 160, 441), scipy.signal.resample_poly(x, 160, 441, axis=-1)
+    )
