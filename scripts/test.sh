@@ -8,7 +8,7 @@ PY=.venv/bin/python
 echo "== ruff"
 "$PY" -m ruff check .
 "$PY" -m ruff format --check .
-echo "== mypy (pygpukit-core, pygpukit-cuda, pygpukit-llm)"
+echo "== mypy (pygpukit-core, pygpukit-cuda, pygpukit-llm, pygpukit-audio)"
 "$PY" -m mypy
 if [ -f rust/Cargo.toml ]; then
     echo "== cargo test"

@@ -16,8 +16,8 @@ def _w(t: Weights, name: str) -> np.ndarray:
 
 
 def _gelu(x: np.ndarray) -> np.ndarray:
-    from scipy.special import erf
-
+    # math.erf, not scipy's: the GPU machine has no scipy, and these arrays are small
+    erf = np.vectorize(math.erf, otypes=[np.float64])
     return 0.5 * x * (1 + erf(x / math.sqrt(2)))
 
 
@@ -93,8 +93,6 @@ def reference_logits(t: Weights, encoded: np.ndarray, tokens: list[int]) -> np.n
 
 def reference_log_mel(audio: np.ndarray, n_mels: int, padding: int = 0) -> np.ndarray:
     """openai-whisper's log_mel_spectrogram in float64, one clip, written out step by step."""
-    import librosa
-
     a = np.concatenate([audio.astype(np.float64), np.zeros(padding)])
     padded = np.pad(a, 200, mode="reflect")  # center=True, reflect
     n_frames = 1 + (padded.size - 400) // 160
@@ -102,7 +100,37 @@ def reference_log_mel(audio: np.ndarray, n_mels: int, padding: int = 0) -> np.nd
     frames = np.stack([padded[i * 160 : i * 160 + 400] * window for i in range(n_frames)])
     power = np.abs(np.fft.rfft(frames, axis=-1)) ** 2
     power = power[:-1].T  # the last frame is dropped
-    bank = librosa.filters.mel(sr=16000, n_fft=400, n_mels=n_mels, dtype=np.float64)
+    bank = slaney_mel_bank(n_mels)
     logs = np.log10(np.maximum(bank @ power, 1e-10))
     logs = np.maximum(logs, logs.max() - 8.0)
     return (logs + 4.0) / 4.0
+
+
+def _hz_to_slaney_mel(hz: np.ndarray) -> np.ndarray:
+    # Slaney's scale: linear (200/3 Hz per mel) below 1 kHz, logarithmic (27 mels per
+    # factor 6.4) above
+    linear = hz / (200.0 / 3.0)
+    log = 15.0 + np.log(np.maximum(hz, 1e-10) / 1000.0) / (math.log(6.4) / 27.0)
+    return np.where(hz >= 1000.0, log, linear)
+
+
+def _slaney_mel_to_hz(mel: np.ndarray) -> np.ndarray:
+    linear = mel * (200.0 / 3.0)
+    log = 1000.0 * np.exp((mel - 15.0) * (math.log(6.4) / 27.0))
+    return np.where(mel >= 15.0, log, linear)
+
+
+def slaney_mel_bank(n_mels: int, sr: int = 16000, n_fft: int = 400) -> np.ndarray:
+    """(n_mels, n_fft // 2 + 1) float64 triangles on the Slaney mel scale, area-normalised
+    (librosa.filters.mel's default, which openai-whisper ships), written without librosa so
+    the reference also runs where librosa is absent (the GPU machine)."""
+    bins = np.fft.rfftfreq(n_fft, 1.0 / sr)
+    edges = _slaney_mel_to_hz(
+        np.linspace(_hz_to_slaney_mel(np.array(0.0)), _hz_to_slaney_mel(np.array(sr / 2)),
+                    n_mels + 2)
+    )  # fmt: skip
+    lo, mid, hi = edges[:-2, None], edges[1:-1, None], edges[2:, None]
+    rising = (bins - lo) / (mid - lo)
+    falling = (hi - bins) / (hi - mid)
+    bank = np.maximum(0.0, np.minimum(rising, falling))
+    return np.asarray(bank * (2.0 / (hi - lo)))

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
+from audio_signals import noise
 from pygpukit import audio
-from signals import noise
+from pygpukit.audio import io as audio_io
 
 
 def test_n_fft_longer_than_signal_without_centring() -> None:
@@ -62,3 +65,30 @@ def test_wrong_sample_rate() -> None:
 def test_melspectrogram_needs_input() -> None:
     with pytest.raises(ValueError, match="give an audio signal y or a spectrogram S"):
         audio.melspectrogram(sr=16000)
+
+
+def test_stereo_where_mono_is_wanted() -> None:
+    stereo = np.stack([noise(5), noise(6)])
+    with pytest.raises(ValueError, match=r"onset_detect: y must be mono .* got shape \(2, 8000\)"):
+        audio.onset.onset_detect(y=stereo, sr=16000)
+
+
+def test_n_fft_longer_than_signal_with_centring_warns_like_librosa() -> None:
+    with pytest.warns(UserWarning, match="n_fft=2048 is too large for input signal of length=1000"):
+        audio.stft(noise(7)[:1000], n_fft=2048)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"RIFF\x10\x00\x00\x00WAVEjunkjunkjunk", b"RIFF\x04\x00\x00\x00WAVE", b"not a wav"],
+    ids=["chunk-past-end", "no-chunks", "no-riff"],
+)
+def test_corrupt_wav_names_the_file_with_the_stdlib_reader(
+    body: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the GPU machine has no soundfile, so the stdlib `wave` reader must refuse these too
+    monkeypatch.setattr(audio_io, "_soundfile", lambda: None)
+    bad = tmp_path / "bad.wav"
+    bad.write_bytes(body)
+    with pytest.raises(ValueError, match=r"bad\.wav"):
+        audio.load(bad)

@@ -55,6 +55,14 @@ def _embed(strides: list[int], sizes: list[int]) -> tuple[tuple[int, ...], int] 
     return tuple(embed), st[-1]
 
 
+def _aligned(x: GPUArray) -> bool:
+    """Whether cuFFT takes x's address: it refuses (CUFFT_INVALID_VALUE) a pointer not
+    aligned to the complex element size, which a real view at an odd offset has (a float32
+    array starting 3 elements into a buffer: 12 bytes, not a multiple of 8)."""
+    complex_size = x.dtype.itemsize if x.dtype.is_complex else 2 * x.dtype.itemsize
+    return _ptr(x) % complex_size == 0
+
+
 def _elements(x: GPUArray) -> list[int] | None:
     size = x.dtype.itemsize
     if any(s % size for s in x.strides):
@@ -145,7 +153,9 @@ def _cufft_pass(kind: str, src: GPUArray, dst: GPUArray, axes: tuple[int, ...],
     """`_pass` over axes of length 2 and more: one cuFFT execution (copies where needed)."""
     key = (kind, src._shape, src._strides, src._dtype.name, dst._shape, dst._strides, axes,
            src_private, dst._device.index)  # fmt: skip
-    direct = _direct.get(key)
+    # the layout cache knows shapes and strides, not addresses: alignment is asked each call
+    aligned = _aligned(src) and _aligned(dst)
+    direct = _direct.get(key) if aligned else None
     if direct is not None:  # the operands fit as they are: straight to the plan
         plan = cufft.plan(dst._device.index, *direct)
         cufft.execute(plan, dst._device.index, _ptr(src), _ptr(dst), direction)
@@ -158,7 +168,8 @@ def _cufft_pass(kind: str, src: GPUArray, dst: GPUArray, axes: tuple[int, ...],
         fft_type = (_C2C_TYPES if kind == "c2c" else _R2C_TYPES)[src.dtype.name]
     index = dst.device.index
     # c2r overwrites its input: it may read only an array of our own
-    lay = _layout(src, dst, axes, logical) if src_private or kind != "c2r" else None
+    usable = aligned and (src_private or kind != "c2r")
+    lay = _layout(src, dst, axes, logical) if usable else None
     target = None
     if lay is not None:
         _direct.put(key, (fft_type, *lay))
@@ -167,8 +178,8 @@ def _cufft_pass(kind: str, src: GPUArray, dst: GPUArray, axes: tuple[int, ...],
         moved = tuple(range(src.ndim - len(axes), src.ndim))
         src = _contiguous(_permuted(src, perm))
         view = _permuted(dst, perm)
-        lay = _layout(src, view, moved, logical)
-        if lay is None:  # the output's layout does not fit either: write a scratch array
+        lay = _layout(src, view, moved, logical) if _aligned(view) else None
+        if lay is None:  # the output's layout or address does not fit: write a scratch array
             target, view = view, GPUArray.empty(view.shape, dst.dtype, dst.device)
             lay = _layout(src, view, moved, logical)
             assert lay is not None, "a contiguous array with trailing axes always fits"

@@ -19,7 +19,9 @@ def to_device(y: Any, fn: str, name: str = "y") -> tuple[GPUArray, bool]:
     if isinstance(y, GPUArray):
         return y, False
     if isinstance(y, np.ndarray):
-        return gp.from_numpy(np.require(y, requirements="C")), True  # keeps 0-d as 0-d
+        # "cpu" by name: the default device is the GPU where one is present, and NumPy in
+        # means the CPU backend (from_numpy keeps 0-d as 0-d)
+        return gp.from_numpy(np.require(y, requirements="C"), "cpu"), True
     raise TypeError(
         f"{fn}: {name} must be a numpy.ndarray or a pygpukit GPUArray, got {type(y).__name__}"
     )

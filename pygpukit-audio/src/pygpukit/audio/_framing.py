@@ -51,6 +51,32 @@ def frame(
     if pad and pad_mode == "constant":
         zero = gp.zeros((*y.shape[:-1], 1), dtype=y.dtype, device=y.device)
         y = gp.concat([y, zero], axis=-1)
-    index = frame_index(n, frame_length, hop_length, pad, pad_mode)
-    frames = gp.take(y, on_device(index.reshape(-1), y), axis=-1)
-    return gp.reshape(frames, (*y.shape[:-1], index.shape[0], frame_length))
+    key = (n, frame_length, hop_length, pad, pad_mode)
+    index = _device_index(key, y)
+    n_frames = index.shape[0] // frame_length
+    frames = gp.take(y, index, axis=-1)
+    return gp.reshape(frames, (*y.shape[:-1], n_frames, frame_length))
+
+
+#: frame indices already on a device: a long signal's index is large (10 minutes at
+#: 16 kHz, n_fft 400, hop 160: 96 MB), so repeated calls must not copy it again
+_ON_DEVICE: dict[tuple[object, ...], GPUArray] = {}
+_ON_DEVICE_LIMIT = 8
+
+
+def clear_cache() -> None:
+    """Free the frame indices kept on devices (and the host-side ones)."""
+    _ON_DEVICE.clear()
+    frame_index.cache_clear()
+
+
+def _device_index(key: tuple[int, int, int, int, str], like: GPUArray) -> GPUArray:
+    """The flat frame index for `key` on like's device (cached, oldest dropped first)."""
+    full = (*key, str(like.device))
+    found = _ON_DEVICE.pop(full, None)
+    if found is None:
+        found = on_device(frame_index(*key).reshape(-1), like)
+        while len(_ON_DEVICE) >= _ON_DEVICE_LIMIT:
+            _ON_DEVICE.pop(next(iter(_ON_DEVICE)))
+    _ON_DEVICE[full] = found  # re-inserted: most recently used last
+    return found

@@ -12,8 +12,19 @@ from pygpukit import GPUArray
 from ._arrays import back, check_audio, positive_int, to_device
 from .convert import amplitude_to_db
 from .features import rms
+from .vocoder import pitch_shift, time_stretch
 
-__all__ = ["energy_vad", "preemphasis", "split", "trim"]
+__all__ = [
+    "energy_vad",
+    "harmonic",
+    "hpss",
+    "percussive",
+    "pitch_shift",
+    "preemphasis",
+    "split",
+    "time_stretch",
+    "trim",
+]
 
 
 def preemphasis(y: Any, *, coef: float = 0.97, zi: Any = None, return_zf: bool = False) -> Any:
@@ -94,16 +105,17 @@ def split(
     frame_length: int = 2048,
     hop_length: int = 512,
     aggregate: Callable[..., Any] = np.max,
-) -> np.ndarray:
-    """(n_intervals, 2) [start, end) sample spans of non-silence, as librosa.effects.split."""
+) -> Any:
+    """(n_intervals, 2) [start, end) sample spans of non-silence, as librosa.effects.split
+    (a GPUArray on y's device when y is one)."""
     active, n = _nonsilent(y, "split", top_db, ref, frame_length, hop_length, aggregate)
     edges = [np.flatnonzero(np.diff(active.astype(int))) + 1]
     if active[0]:
         edges.insert(0, np.array([0]))
     if active[-1]:
         edges.append(np.array([len(active)]))
-    spans = np.minimum(np.concatenate(edges) * hop_length, n)
-    return spans.reshape(-1, 2)
+    spans = np.minimum(np.concatenate(edges) * hop_length, n).reshape(-1, 2)
+    return gp.asarray(spans, device=y.device) if isinstance(y, GPUArray) else spans
 
 
 def trim(
@@ -124,3 +136,46 @@ def trim(
     else:
         start, end = 0, 0
     return y[..., start:end], np.asarray([start, end])
+
+
+def _stft_kw(kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    keys = ("n_fft", "hop_length", "win_length", "window", "center", "pad_mode")
+    unknown = set(kwargs) - set(keys)
+    if unknown:
+        raise TypeError(f"unexpected keyword arguments: {', '.join(sorted(unknown))}")
+    forward = dict(kwargs)
+    inverse = {k: v for k, v in kwargs.items() if k != "pad_mode"}
+    return forward, inverse
+
+
+def hpss(
+    y: Any,
+    *,
+    kernel_size: int | tuple[int, int] = 31,
+    power: float = 2.0,
+    margin: float | tuple[float, float] = 1.0,
+    **kwargs: Any,
+) -> tuple[Any, Any]:
+    """(harmonic, percussive) signals of y, as librosa.effects.hpss (stft, hpss, istft)."""
+    from .decompose import hpss as split_spectrum
+    from .spectral import istft, stft
+
+    signal, host = to_device(y, "hpss")
+    check_audio(signal, "hpss")
+    forward, inverse = _stft_kw(kwargs)
+    spec = stft(signal, **forward)
+    harmonic, percussive = split_spectrum(spec, kernel_size=kernel_size, power=power,
+                                          margin=margin)  # fmt: skip
+    n = int(signal.shape[-1])
+    parts = [istft(p, length=n, dtype=signal.dtype.name, **inverse) for p in (harmonic, percussive)]
+    return back(parts[0], host), back(parts[1], host)
+
+
+def harmonic(y: Any, **kwargs: Any) -> Any:
+    """The harmonic part of y (librosa.effects.harmonic)."""
+    return hpss(y, **kwargs)[0]
+
+
+def percussive(y: Any, **kwargs: Any) -> Any:
+    """The percussive part of y (librosa.effects.percussive)."""
+    return hpss(y, **kwargs)[1]

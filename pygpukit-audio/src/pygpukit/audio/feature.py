@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from .cepstral import delta, mfcc
+from .chroma import chroma_stft
+from .constantq import chroma_cqt
 from .features import (
     rms,
     spectral_bandwidth,
@@ -14,6 +16,8 @@ from .features import (
 from .spectral import melspectrogram
 
 __all__ = [
+    "chroma_cqt",
+    "chroma_stft",
     "delta",
     "melspectrogram",
     "mfcc",

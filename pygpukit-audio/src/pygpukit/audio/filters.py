@@ -13,7 +13,15 @@ import numpy as np
 
 from ._arrays import positive_int, positive_rate
 
-__all__ = ["fft_frequencies", "hz_to_mel", "mel", "mel_frequencies", "mel_to_hz"]
+__all__ = [
+    "chroma",
+    "fft_frequencies",
+    "hz_to_mel",
+    "hz_to_octs",
+    "mel",
+    "mel_frequencies",
+    "mel_to_hz",
+]
 
 # Slaney's auditory-toolbox mel scale: linear below 1 kHz, logarithmic above
 _F_SP = 200.0 / 3
@@ -80,7 +88,7 @@ def _normalize_rows(weights: np.ndarray, norm: float) -> np.ndarray:
     elif norm > 0:
         lengths = np.sum(np.abs(weights) ** norm, axis=-1, keepdims=True) ** (1.0 / norm)
     else:
-        raise ValueError(f"mel: norm must be 'slaney', None or a p-norm (> 0, inf), got {norm}")
+        raise ValueError(f"norm must be 'slaney', None or a p-norm (> 0, inf), got {norm}")
     tiny = np.finfo(weights.dtype).tiny
     lengths = np.where(lengths < tiny, 1.0, lengths)  # leave empty rows at zero
     return (weights / lengths).astype(weights.dtype)
@@ -110,7 +118,7 @@ def mel(
     if not 0 <= fmin < top:
         raise ValueError(f"mel: need 0 <= fmin < fmax, got fmin={fmin}, fmax={top}")
     if not (norm is None or norm == "slaney" or isinstance(norm, (int, float))):
-        raise ValueError(f"mel: norm must be 'slaney', None or a number, got {norm!r}")
+        raise ValueError(f"norm must be 'slaney', None or a number, got {norm!r}")
 
     weights = np.zeros((bands, 1 + size // 2), dtype=dtype)
     bins = fft_frequencies(sr=rate, n_fft=size)
@@ -136,3 +144,48 @@ def mel(
             stacklevel=2,
         )
     return weights
+
+
+def hz_to_octs(frequencies: Any, *, tuning: float = 0.0, bins_per_octave: int = 12) -> Any:
+    """Octave numbers of frequencies, octave 4 starting at A440 / 16 * 16 (librosa's)."""
+    a440 = 440.0 * 2.0 ** (tuning / bins_per_octave)
+    return np.log2(np.asanyarray(frequencies) / (float(a440) / 16))
+
+
+def chroma(
+    *,
+    sr: float,
+    n_fft: int,
+    n_chroma: int = 12,
+    tuning: float = 0.0,
+    ctroct: float = 5.0,
+    octwidth: float | None = 2,
+    norm: float | None = 2,
+    base_c: bool = True,
+    dtype: Any = np.float32,
+) -> np.ndarray:
+    """The (n_chroma, 1 + n_fft // 2) chroma filter bank, as librosa.filters.chroma.
+
+    Each FFT bin feeds the pitch classes near its frequency through a Gaussian in
+    chroma bins; columns are normalised (`norm`) and weighted by a Gaussian over octaves
+    centred at `ctroct` (`octwidth` None: no octave weighting). base_c starts at C.
+    """
+    rate = positive_rate(sr, "chroma")
+    size = positive_int(n_fft, "chroma", "n_fft")
+    classes = positive_int(n_chroma, "chroma", "n_chroma")
+    frequencies = np.linspace(0, rate, size, endpoint=False)[1:]
+    positions = classes * hz_to_octs(frequencies, tuning=tuning, bins_per_octave=classes)
+    positions = np.concatenate(([positions[0] - 1.5 * classes], positions))  # DC: far below
+    widths = np.concatenate((np.maximum(positions[1:] - positions[:-1], 1.0), [1]))
+    distance = np.subtract.outer(positions, np.arange(0, classes, dtype="d")).T
+    half = np.round(float(classes) / 2)
+    distance = np.remainder(distance + half + 10 * classes, classes) - half
+    weights = np.exp(-0.5 * (2 * distance / np.tile(widths, (classes, 1))) ** 2)
+    if norm is not None:
+        weights = _normalize_rows(weights.T, float(norm)).T
+    if octwidth is not None:
+        weights *= np.tile(np.exp(-0.5 * (((positions / classes - ctroct) / octwidth) ** 2)),
+                           (classes, 1))  # fmt: skip
+    if base_c:
+        weights = np.roll(weights, -3 * (classes // 12), axis=0)
+    return np.ascontiguousarray(weights[:, : int(1 + size / 2)], dtype=dtype)

@@ -37,7 +37,9 @@ def _read_wave(path: PathLike) -> tuple[np.ndarray, int]:
             channels, width, rate = f.getnchannels(), f.getsampwidth(), f.getframerate()
             frames = f.getnframes()
             raw = f.readframes(frames)
-    except (wave.Error, EOFError) as exc:
+    except (wave.Error, EOFError, RuntimeError) as exc:
+        # RuntimeError: Python 3.12's wave raises it (with no message) for a chunk whose
+        # declared size runs past the end of the file
         raise ValueError(
             f"load: {os.fspath(path)!r} is not a readable PCM WAV file ({exc})"
         ) from None

@@ -9,7 +9,7 @@ import numpy as np
 import pygpukit as gp
 from pygpukit import GPUArray
 
-from ._arrays import back, positive_int, positive_rate, to_device
+from ._arrays import back, check_audio, positive_int, positive_rate, to_device
 from ._framing import frame
 from .convert import power_to_db
 from .spectral import melspectrogram
@@ -175,13 +175,16 @@ def onset_detect(
     if onset_envelope is None:
         if y is None:
             raise ValueError("onset_detect: give an audio signal y or an onset_envelope")
+        if sparse:  # a list of onset positions describes one signal
+            signal, _ = to_device(y, "onset_detect")
+            check_audio(signal, "onset_detect", mono=True)
         onset_envelope = onset_strength(y=y, sr=rate, hop_length=hop)
     device = onset_envelope.device if isinstance(onset_envelope, GPUArray) else None
     env = onset_envelope.to_numpy() if device is not None else np.asarray(onset_envelope)
     if sparse and env.ndim != 1:
         raise ValueError(
-            f"onset_detect: sparse output needs one envelope (1-D), got shape {env.shape}; "
-            "pass sparse=False for a batch"
+            f"onset_detect: sparse output needs a mono signal (one 1-D envelope), got shape "
+            f"{env.shape}; pass sparse=False for a batch"
         )
     if normalize:
         env = env - np.min(env, axis=-1, keepdims=True)

@@ -16,6 +16,7 @@ import pygpukit as gp
 from pygpukit import GPUArray
 
 from ._arrays import back, check_audio, gp_dtype, on_device, to_device
+from ._framing import frame
 from .windows import get_window
 
 __all__ = ["resample", "resample_poly"]
@@ -80,19 +81,27 @@ def _apply(y: GPUArray, up: int, down: int) -> GPUArray:
     groups = -(-n_out // up)
     taps, s_min, width = _plan(up, down)
     weights = on_device(taps.astype(y.dtype.name), y)
-    # input positions read by group q: q * down + s_min + j; outside the signal reads 0
-    padded = gp.concat([y, gp.zeros((*y.shape[:-1], 1), dtype=y.dtype, device=y.device)], axis=-1)
     lead = tuple(y.shape[:-1])
+    # z: the signal shifted so that group q reads z[q * down : q * down + width], with
+    # zeros where the filter reaches past either end
+    left = max(0, -s_min)
+    body = y[..., max(0, s_min) :]
+    right = max(0, (groups - 1) * down + width - left - int(body.shape[-1]))
+    parts = [body]
+    if left:
+        parts.insert(0, gp.zeros((*lead, left), dtype=y.dtype, device=y.device))
+    if right:
+        parts.append(gp.zeros((*lead, right), dtype=y.dtype, device=y.device))
+    z = gp.concat(parts, axis=-1) if len(parts) > 1 else body
     per_chunk = max(1, _CHUNK_ELEMENTS // max(1, width * math.prod(lead)))
     pieces = []
     for q0 in range(0, groups, per_chunk):
-        q = np.arange(q0, min(groups, q0 + per_chunk))[:, np.newaxis]
-        pos = q * down + s_min + np.arange(width)[np.newaxis, :]
-        pos = np.where((pos >= 0) & (pos < n_in), pos, n_in).astype(np.int64)
-        windows = gp.take(padded, on_device(pos.reshape(-1), y), axis=-1)
-        windows = gp.reshape(windows, (*lead, q.shape[0], width))
-        out = gp.matmul(windows, weights)  # (..., groups in chunk, up)
-        pieces.append(gp.reshape(out, (*lead, q.shape[0] * up)))
+        q1 = min(groups, q0 + per_chunk)
+        segment = z[..., q0 * down : (q1 - 1) * down + width]
+        windows = frame(segment, "resample", frame_length=width, hop_length=down, pad=0,
+                        pad_mode="constant")  # fmt: skip
+        out = gp.matmul(windows, weights)  # (..., q1 - q0, up)
+        pieces.append(gp.reshape(out, (*lead, (q1 - q0) * up)))
     full = pieces[0] if len(pieces) == 1 else gp.concat(pieces, axis=-1)
     return full[..., :n_out]
 

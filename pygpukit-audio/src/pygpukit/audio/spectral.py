@@ -8,6 +8,7 @@ backend and a GPUArray runs on its own device. Shapes follow librosa: a signal i
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -66,6 +67,9 @@ def frames_spectrum(
             f"{fn}: n_fft={n_fft} is longer than the signal ({n} samples) with center=False; "
             "use a smaller n_fft, a longer signal or center=True"
         )
+    if center and n_fft > n:  # librosa warns here too: the frames are mostly padding
+        warnings.warn(f"{fn}: n_fft={n_fft} is too large for input signal of length={n}",
+                      UserWarning, stacklevel=3)  # fmt: skip
     if y.dtype.name != np.dtype(real).name:
         y = gp.astype(y, gp_dtype(real))
     pad = n_fft // 2 if center else 0

@@ -7,6 +7,7 @@ NumPy's API; torch has its own), so one function serves NumPy and CuPy alike.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,7 +19,7 @@ from .results import Work
 #: families in the order they run
 FAMILIES = (
     "elementwise", "reductions", "matmul", "attention", "tiny", "compile", "transfer", "launch",
-    "fft", "llm", "qos", "triton",
+    "fft", "llm", "qos", "triton", "audio",
 )  # fmt: skip
 #: families run only when named: a minute or more of the GPU each (llm, qos), or an
 #: optional plugin (triton: pygpukit-triton)
@@ -48,12 +49,15 @@ class Sizes:
     #: batches the TinyLlama shape), and the size in MB of its checkpoint-load case
     llm_batch: list[int] = field(default_factory=lambda: [1, 8, 32])
     llm_load_mb: list[int] = field(default_factory=lambda: [2000])
+    #: signal lengths in seconds of the audio family (needs pygpukit-audio)
+    audio: list[int] = field(default_factory=lambda: [600])
 
     @classmethod
     def preset(cls, device_type: str, quick: bool) -> Sizes:
         if quick:
             sizes = cls([2**12, 2**16], [16], [4096], [64, 128], [500], [2**10, 2**16], [64])
             sizes.llm_batch, sizes.llm_load_mb = [1], [200]  # one small model, 200 MB
+            sizes.audio = [10]  # ten seconds of audio
             return sizes
         if device_type == "cpu":  # NumPy's float16 matmul has no BLAS: keep it small
             return cls([2**20, 2**24], [1024], [4096], [256, 512], [5000], [2**18], [256])
@@ -458,6 +462,7 @@ BUILDERS: dict[str, Callable[[Sizes], list[Case]]] = {
     "llm": lambda sizes: _llm_cases(sizes),
     "fft": lambda sizes: _fft_cases(sizes),
     "triton": lambda sizes: triton_family(sizes),
+    "audio": lambda sizes: _audio_cases(sizes),
 }
 
 
@@ -503,6 +508,15 @@ def _fft_cases(sizes: Sizes) -> list[Case]:
     from .fourier_cases import cases  # its own module: it builds on this one's classes
 
     return cases(sizes)
+
+
+def _audio_cases(sizes: Sizes) -> list[Case]:
+    try:
+        from pygpukit.audio.bench import cases  # the audio package brings its own family
+    except ImportError as exc:
+        print(f"audio family skipped: pygpukit-audio is not installed ({exc})", file=sys.stderr)
+        return []
+    return list(cases(sizes))
 
 
 def _launch_cases(calls: list[int]) -> list[Case]:

@@ -131,7 +131,7 @@ def compare(got: np.ndarray, want: Expected) -> tuple[float, str]:
         got = got[want.rows] if got.ndim >= 1 and got.shape[0] > want.rows.max() else got
     if got.shape != ref.shape:
         return float("inf"), f"shape {got.shape}, want {ref.shape}"
-    g = got.astype(np.complex128 if np.iscomplexobj(got) else np.float64)
+    g = got.astype(np.complex128 if np.iscomplexobj(got) or np.iscomplexobj(ref) else np.float64)
     if np.isnan(g).any() and not np.isnan(ref).any():
         return float("inf"), "NaN in the result"
     scale = float(np.max(np.abs(ref))) if ref.size else 0.0
