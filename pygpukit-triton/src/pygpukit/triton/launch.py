@@ -17,7 +17,7 @@ from typing import Any
 from pygpukit import GPUArray
 from pygpukit_cuda.cubin import current_stream as stream
 
-from . import availability
+from . import availability, interpreter_compat
 from .array import TritonArray
 from .compiled import Compiled, compile_program
 
@@ -178,6 +178,7 @@ class Program:
 
     def _interpret(self, grid: tuple[int, ...], args: Sequence[Any],
                    constexprs: tuple[tuple[str, Any], ...], num_warps: int) -> None:  # fmt: skip
+        interpreter_compat.install()
         given = dict(constexprs)
         runtime = iter(TritonArray(a) if isinstance(a, GPUArray) else a for a in args)
         named = {n: given[n] if n in given else next(runtime) for n in self.arg_names}
