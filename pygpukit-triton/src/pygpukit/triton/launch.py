@@ -139,6 +139,8 @@ class Program:
                 f"{done.name} asks for {done.global_scratch} bytes of global scratch per "
                 "program; the triton provider's kernels are written not to"
             )
+        # `load` keeps the module loaded for the process: the plan holds only the kernel's
+        # handle, which would die with the module when `fn` goes (INVALID_HANDLE at launch)
         fn = cubin.load(index, done.cubin, done.name, done.shared)
         offsets = done.offsets()
         runtime = [i for i in range(len(types)) if not ones >> i & 1]
