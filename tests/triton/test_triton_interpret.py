@@ -19,7 +19,10 @@ pytestmark = pytest.mark.skipif(not availability.status()[0], reason=availabilit
 
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    return {**os.environ, "TRITON_INTERPRET": "1", "PYGPUKIT_CACHE_DIR": str(tmp_path), **extra}
+    # the interpreter makes the provider serve cpu; on a machine with a GPU the default
+    # device is cuda, so new arrays are pinned to the cpu for the code under test to reach it
+    return {**os.environ, "TRITON_INTERPRET": "1", "PYGPUKIT_CACHE_DIR": str(tmp_path),
+            "PYGPUKIT_DEVICE": "cpu", **extra}  # fmt: skip
 
 
 def _python(code: str, env: dict[str, str]) -> str:

@@ -117,3 +117,55 @@ def test_specialization_hints_pointers_all_or_none_and_compiles_ones_in() -> Non
     align, ones = specialization(args, [_ptr(x) if isinstance(x, gp.GPUArray) else x
                                         for x in args], slots=(0, 1, 2))  # fmt: skip
     assert align == 0b01000 and ones == 0  # one misaligned pointer: no pointer is hinted
+
+
+def test_plans_keep_their_module_loaded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through the real `cubin.load`, with a driver whose handles die with their module: the
+    second (hot path) call must launch a handle that is still loaded. Program.bind drops its
+    CubinFunction, which unloaded the module: INVALID_HANDLE on the H100."""
+    import gc
+    from types import SimpleNamespace
+
+    from pygpukit.triton.kernels import rows
+    from pygpukit.triton.launch import clear_plans
+    from pygpukit_cuda import cubin
+
+    live: set[int] = set()
+
+    class Module:
+        def __init__(self, context: Any, image: bytes) -> None:
+            self.handle = id(self)
+            live.add(self.handle)
+
+        def function(self, name: str) -> int:
+            return self.handle
+
+        def __del__(self) -> None:
+            live.discard(self.handle)
+
+    class Context:
+        def launch(self, func: int, *rest: Any) -> None:
+            assert func in live, "cuLaunchKernel: CUDA_ERROR_INVALID_HANDLE"
+
+        def set_function_attribute(self, func: int, attr: int, value: int) -> None:
+            pass
+
+    ctx = Context()
+    monkeypatch.setattr(cubin, "_loader", SimpleNamespace(driver=lambda: SimpleNamespace(
+        Module=Module)))  # fmt: skip
+    monkeypatch.setattr(cubin, "context", lambda index: ctx)
+    monkeypatch.setattr(cubin, "_loaded", {})
+    monkeypatch.setattr(cubin, "compute_capability", lambda index: 90)
+    monkeypatch.setattr(availability, "interpret", lambda: False)
+    clear_plans()
+    try:
+        x = gp.asarray(np.ones((6, 40), np.float32))
+        w = gp.asarray(np.ones(40, np.float32))
+        out = gp.empty((6, 40), dtype="float32")
+        rows.rmsnorm(x, w, out, 1e-5)  # binds: loads the module, makes the plan
+        gc.collect()
+        rows.rmsnorm(x, w, out, 1e-5)  # the kept plan
+        assert live and cubin.loaded_count() == 1
+    finally:
+        clear_plans()
+        cubin._loaded.clear()

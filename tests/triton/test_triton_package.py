@@ -61,7 +61,9 @@ def test_from_gpuarray_shares_memory_and_reads_strides_in_elements() -> None:
 
 
 def test_without_triton_explain_and_doctor_say_why(tmp_path: Path) -> None:
-    env = {**_no_triton(tmp_path), "TRITON_INTERPRET": "1"}  # the provider serves cpu then
+    # the provider serves cpu then; the arrays go there too, or on a machine with a GPU they
+    # land on cuda and the refusal is the device, not the missing Triton
+    env = {**_no_triton(tmp_path), "TRITON_INTERPRET": "1", "PYGPUKIT_DEVICE": "cpu"}
     done = _run("""
         import numpy as np, pygpukit as gp
         from pygpukit.triton import triton_available

@@ -7,10 +7,16 @@ native launch point: the current stream, the scheduler's launch gate, graph capt
 
 A plan fixes everything but the slot values, so a launch costs one native call (see
 `launch_plan`). This is public API: other plugins (pygpukit-triton) build on it.
+
+A plan holds only the raw CUfunction handle, which dies with its CUmodule; so `load` keeps
+every module it loads for the life of the process (one per distinct image and kernel, and a
+second `load` of the same image reuses it): a caller may drop the `CubinFunction` and keep
+the plan.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 
 from . import _loader, launch_plan, streams
@@ -23,11 +29,14 @@ _DEFAULT_SHARED_LIMIT = 48 * 1024
 
 
 class CubinFunction:
-    """One kernel of a loaded CUBIN on one GPU; the module lives as long as this does."""
+    """One kernel of a loaded CUBIN on one GPU; the module lives as long as this does (and
+    `load` keeps the ones it makes for the process: plans need their module loaded)."""
 
     __slots__ = ("context", "device_index", "handle", "module", "name", "shared")
 
-    def __init__(self, device_index: int, image: bytes, name: str, shared: int = 0) -> None:
+    def __init__(
+        self, device_index: int, image: bytes | bytearray, name: str, shared: int = 0
+    ) -> None:
         if not isinstance(image, (bytes, bytearray)) or not image:
             raise TypeError("cubin.load wants the CUBIN image as non-empty bytes")
         self.device_index = device_index
@@ -50,10 +59,33 @@ class CubinFunction:
         return f"<CubinFunction {self.name} on cuda:{self.device_index} shared={self.shared}>"
 
 
-def load(device_index: int, image: bytes, name: str, shared: int = 0) -> CubinFunction:
+_lock = threading.Lock()
+#: every CubinFunction `load` made, by (device, image, kernel, shared): kept so the modules
+#: stay loaded while plans made from them can still launch (a plan keeps only the handle)
+_loaded: dict[tuple[int, bytes, str, int], CubinFunction] = {}
+
+
+def load(device_index: int, image: bytes | bytearray, name: str, shared: int = 0) -> CubinFunction:
     """Load `image` on GPU `device_index` and take its kernel `name` (`shared`: the dynamic
-    shared memory bytes each launch passes)."""
-    return CubinFunction(device_index, image, name, shared)
+    shared memory bytes each launch passes). The module stays loaded for the process; the
+    same image and kernel loaded again is the same object (on the same context)."""
+    if not isinstance(image, (bytes, bytearray)) or not image:
+        raise TypeError("cubin.load wants the CUBIN image as non-empty bytes")
+    key = (device_index, bytes(image), name, int(shared))
+    found = _loaded.get(key)
+    if found is not None and found.context is context(device_index):
+        return found
+    with _lock:
+        found = _loaded.get(key)
+        if found is None or found.context is not context(device_index):
+            # a new context (the old one was lost) needs its own module; the old one goes
+            found = _loaded[key] = CubinFunction(device_index, image, name, shared)
+    return found
+
+
+def loaded_count() -> int:
+    """How many kernels `load` holds loaded (for tests and diagnostics)."""
+    return len(_loaded)
 
 
 def current_stream(device_index: int) -> int:
@@ -74,4 +106,7 @@ def is_capturing(device_index: int) -> bool:
     return bool(handle) and bool(context(device_index).is_capturing(handle))
 
 
-__all__ = ["CubinFunction", "compute_capability", "current_stream", "is_capturing", "load"]
+__all__ = [
+    "CubinFunction", "compute_capability", "current_stream", "is_capturing", "load",
+    "loaded_count",
+]  # fmt: skip

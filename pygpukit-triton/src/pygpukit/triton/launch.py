@@ -17,7 +17,7 @@ from typing import Any
 from pygpukit import GPUArray
 from pygpukit_cuda.cubin import current_stream as stream
 
-from . import availability
+from . import availability, interpreter_compat
 from .array import TritonArray
 from .compiled import Compiled, compile_program
 
@@ -139,6 +139,8 @@ class Program:
                 f"{done.name} asks for {done.global_scratch} bytes of global scratch per "
                 "program; the triton provider's kernels are written not to"
             )
+        # `load` keeps the module loaded for the process: the plan holds only the kernel's
+        # handle, which would die with the module when `fn` goes (INVALID_HANDLE at launch)
         fn = cubin.load(index, done.cubin, done.name, done.shared)
         offsets = done.offsets()
         runtime = [i for i in range(len(types)) if not ones >> i & 1]
@@ -178,6 +180,7 @@ class Program:
 
     def _interpret(self, grid: tuple[int, ...], args: Sequence[Any],
                    constexprs: tuple[tuple[str, Any], ...], num_warps: int) -> None:  # fmt: skip
+        interpreter_compat.install()
         given = dict(constexprs)
         runtime = iter(TritonArray(a) if isinstance(a, GPUArray) else a for a in args)
         named = {n: given[n] if n in given else next(runtime) for n in self.arg_names}
