@@ -212,6 +212,9 @@ fn best_effort_queue_is_bounded_and_charged_in_gpu_time() {
     assert_eq!(stats.launches, 3);
     assert_eq!(stats.gpu_ns, 1_000_000, "only the finished launch is charged");
     assert_eq!(stats.busy_ns, 1_000_000, "host enqueue time is not charged");
+    // the third launch waited at the gate for the 20 ms the device kept the first
+    assert!(stats.gate_wait_max_ns >= 20_000_000, "gate wait {} ns", stats.gate_wait_max_ns);
+    assert!(stats.gate_wait_ns >= stats.gate_wait_max_ns);
 }
 
 #[test]
