@@ -278,3 +278,31 @@ fn best_effort_work_yields_while_a_guaranteed_launch_is_on_the_device() {
     release.store(true, Ordering::SeqCst);
     assert_eq!(s.wait(urgent, Some(Duration::from_secs(10))), Ok(true));
 }
+
+#[test]
+fn the_fast_path_grants_at_once_or_says_it_would_wait() {
+    use super::gpu_time::{DeviceEvents, EventPair};
+    let s = sched(1000, 1);
+    let device = Arc::new(ManualDevice::default());
+    let events: Arc<dyn DeviceEvents> = device.clone();
+    let job = Box::new(move |task: &Arc<super::Task>| {
+        let mut seen = Vec::new();
+        for i in 0..3 {
+            // measured launches of a best-effort task: the third finds the queue full
+            match task.try_begin_launch() {
+                Some(Ok(())) => seen.push("now"),
+                Some(Err(_)) => seen.push("cancelled"),
+                None => {
+                    seen.push("wait");
+                    break;
+                }
+            }
+            task.end_launch_measured(EventPair { start: i, end: i }, &events);
+        }
+        Outcome::Completed(seen.join(" "))
+    });
+    let (id, _) = s.submit(sub(TaskSpec::best_effort(None, 0.5).expect("valid")), job).expect("admitted");
+    assert_eq!(outcome(&s, id), "ok:now now wait");
+    let stats = s.task_stats(id).expect("known");
+    assert_eq!((stats.launches, stats.gate_wait_max_ns), (2, 0), "no wait was counted for the fast path");
+}
