@@ -306,3 +306,27 @@ fn the_fast_path_grants_at_once_or_says_it_would_wait() {
     let stats = s.task_stats(id).expect("known");
     assert_eq!((stats.launches, stats.gate_wait_max_ns), (2, 0), "no wait was counted for the fast path");
 }
+
+#[test]
+fn the_fast_path_of_an_unmeasured_task_takes_bucket_tokens() {
+    // 1 launch/s, burst 2: two launches granted at once, the third would wait (and the
+    // refused try leaves the bucket as it was)
+    let config = SchedulerConfig { total_memory: 1000, workers: 1, launch_rate: 1.0, launch_burst: 2.0, ..Default::default() };
+    let s: TaskScheduler<String> = TaskScheduler::new(config).expect("valid config");
+    let job = Box::new(|task: &Arc<super::Task>| {
+        let mut seen = Vec::new();
+        for _ in 0..4 {
+            match task.try_begin_launch() {
+                Some(Ok(())) => {
+                    seen.push("now");
+                    task.end_launch(Some(0));
+                }
+                Some(Err(_)) => seen.push("cancelled"),
+                None => seen.push("wait"),
+            }
+        }
+        Outcome::Completed(seen.join(" "))
+    });
+    let (id, _) = s.submit(sub(TaskSpec::guaranteed(10, 1.0).expect("valid")), job).expect("admitted");
+    assert_eq!(outcome(&s, id), "ok:now now wait wait");
+}

@@ -328,8 +328,18 @@ impl Task {
         {
             let mut st = self.gpu.lock();
             if !self.retire_gpu(&mut st, now) {
-                // paced by launch count: a token taken here could not be given back
-                return if self.bucket.lock().is_some() { None } else { self.try_grant() };
+                drop(st);
+                // paced by launch count: a token, given back if the device is not free now
+                if let Some(b) = self.bucket.lock().as_mut() {
+                    b.try_take(now).ok()?;
+                }
+                let granted = self.try_grant();
+                if granted.is_none() {
+                    if let Some(b) = self.bucket.lock().as_mut() {
+                        b.give_back();
+                    }
+                }
+                return granted;
             }
             let over_bound =
                 self.queue_budget_ns.is_some_and(|budget| st.inflight.len() >= st.inflight.limit_at(budget, now));
