@@ -22,6 +22,7 @@ namespace {
 LaunchGateTable g_gate{};
 bool g_installed = false;
 bool g_v2 = false;        // the table has the GPU-time functions (version 2)
+bool g_v3 = false;        // ... and the fast path that keeps the GIL (version 3)
 bool g_measured = false;  // ... and the runtime was handed the event functions
 PyObject* g_cancelled = nullptr;
 
@@ -102,17 +103,20 @@ bool install_launch_gate(PyObject* capsule, PyObject* cancelled) {
     if (table == nullptr) return false;
     // version 1 (no GPU-time accounting) still gates; version 2 also measures
     constexpr size_t v1_size = offsetof(LaunchGateTable, set_device_events);
-    const bool v2 = table->abi_version >= 2 && table->struct_size >= sizeof(LaunchGateTable);
+    constexpr size_t v2_size = offsetof(LaunchGateTable, try_begin);
+    const bool v2 = table->abi_version >= 2 && table->struct_size >= v2_size;
+    const bool v3 = table->abi_version >= 3 && table->struct_size >= sizeof(LaunchGateTable);
     if (table->abi_version < 1 || table->struct_size < v1_size) {
         PyErr_Format(PyExc_ValueError, "launch gate table version %u of %u bytes; this "
-                     "extension reads version 1 (%zu bytes) or 2 (%zu bytes)",
+                     "extension reads versions 1 to 3 (%zu to %zu bytes)",
                      table->abi_version, table->struct_size, v1_size, sizeof(LaunchGateTable));
         return false;
     }
     g_gate = LaunchGateTable{};
     // plain function pointers into the runtime, which stays loaded
-    std::memcpy(&g_gate, table, v2 ? sizeof(LaunchGateTable) : v1_size);
+    std::memcpy(&g_gate, table, v3 ? sizeof(LaunchGateTable) : v2 ? v2_size : v1_size);
     g_v2 = v2;
+    g_v3 = v3;
     g_measured = false;  // decided at the first measured launch: the driver loads later
     Py_XINCREF(cancelled);
     Py_XSETREF(g_cancelled, cancelled);
@@ -128,10 +132,14 @@ LaunchGuard::LaunchGuard(CUstream stream) {
     if (!g_installed) return;
     task_ = g_gate.current();
     if (task_ == nullptr) return;  // not inside a scheduler task: the cheap path ends here
-    int refused = 0;
-    Py_BEGIN_ALLOW_THREADS  // the grant may wait for other tasks, which need the GIL
-    refused = g_gate.begin(task_);
-    Py_END_ALLOW_THREADS
+    // Granted at once (the usual case for a guaranteed task on its own SMs): keep the GIL,
+    // which, once released, comes back only after other threads' Python work.
+    int refused = g_v3 ? g_gate.try_begin(task_) : 2;
+    if (refused == 2) {
+        Py_BEGIN_ALLOW_THREADS  // the grant may wait for other tasks, which need the GIL
+        refused = g_gate.begin(task_);
+        Py_END_ALLOW_THREADS
+    }
     if (refused != 0) {
         const uint64_t id = g_gate.task_id(task_);
         g_gate.release(task_);

@@ -29,6 +29,8 @@ struct LaunchGateTable {
     void (*set_device_events)(int (*poll)(uintptr_t, uintptr_t, uint64_t*),
                               void (*recycle)(uintptr_t, uintptr_t));
     void (*end_measured)(const void*, uintptr_t, uintptr_t);
+    // version 3: with the GIL held, 0 granted at once, 1 cancelled, 2 would wait
+    int (*try_begin)(const void*);
 };
 
 // A launch refused because its task was cancelled (raised as the runtime's TaskCancelled).

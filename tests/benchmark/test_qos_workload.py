@@ -61,3 +61,25 @@ def test_qos_is_opt_in_and_its_gpu_rows_are_missing_on_the_cpu(capsys):
     assert out.count("request beside hog") == 5
     assert "a GPU case" in out
     assert "| admission" in out and "bar (p99 < 50 us)" in out  # measured on any device
+
+
+def test_requests_drop_the_warm_up_and_hold_off_the_collector():
+    import gc
+
+    calls, collector = [], []
+    lib = _library(0.0)
+    lib.request = lambda: (calls.append(1), collector.append(gc.isenabled()))  # type: ignore[assignment]
+    assert gc.isenabled()
+    times = W.requests(lib, 5, warmup=3)
+    assert len(times) == 5 and len(calls) == 8
+    assert collector == [True] * 3 + [False] * 5, "warm-up with, measurement without the GC"
+    assert gc.isenabled(), "the collector is back on afterwards"
+
+
+def test_solo_is_the_best_of_its_runs_by_p99():
+    lib = _library(0.0)
+    spikes = iter([0.03] + [0.0] * 1000)  # one hiccup in the first run
+    lib.request = lambda: time.sleep(next(spikes))  # type: ignore[assignment]
+    alone = W.solo(lib, 20, runs=2, warmup=0)
+    assert len(alone.request_ms) == 20
+    assert alone.p99 < 20.0, "the run with the 30 ms hiccup set the baseline"

@@ -213,6 +213,9 @@ def test_token_bucket_paces_launches(make_sched):
     st = s.stats(tid)
     # Every launch past the burst waited, unless the thread woke late enough to find a token.
     assert st["launches"] == n and 1 <= st["throttle_events"] <= n - 5
+    # the bucket's waits show as time at the gate: ~0.3 s in all, each wait ~5 ms
+    assert 0.15 <= st["gate_wait_time"] <= elapsed
+    assert 0.002 <= st["gate_wait_max"] <= st["gate_wait_time"]
 
 
 def test_memory_limit_raises_memory_error_in_that_task_only(make_sched):

@@ -50,9 +50,12 @@ def _run_on_stream(
     stream = isolation.stream(tier, priority)
     if stream is None:
         return fn(*args)
-    with stream:
-        result = fn(*args)
-    stream.synchronize()  # the task is done when its kernels are
+    try:
+        with stream:
+            result = fn(*args)
+        stream.synchronize()  # the task is done when its kernels are
+    finally:
+        isolation.forget(stream)
     return result
 
 
@@ -225,9 +228,11 @@ class Scheduler:
         second, split between tasks by their bandwidth shares; `fair_share_idle` is how
         long (s) a task between two launches keeps its turn at the device before the next
         task in line gets it. `isolation`: "auto" reserves SMs for guaranteed tasks where
-        the GPU has green contexts (`reserve_sms` of them, else sized from the first
-        guaranteed task's bandwidth share) and falls back to stream priorities, "sm" insists
-        on the reserve, "priority" uses stream priorities only."""
+        the GPU has green contexts (`reserve_sms` of them, reserved at once, else sized from
+        the first guaranteed task's bandwidth share when it arrives: tasks started before
+        then keep every SM, so give `reserve_sms` when best-effort work may come first) and
+        falls back to stream priorities, "sm" insists on the reserve, "priority" uses stream
+        priorities only."""
         from ._placement import resolve_device
 
         total_memory = _size(total_memory, "total_memory")

@@ -41,10 +41,13 @@ def test_a_task_is_charged_its_device_time():
 
 
 def test_best_effort_launches_queue_at_most_the_bound():
+    """The bound is on queued device time (2 ms by default), at least 2 launches: a
+    best-effort 8192-cubed product runs as 4 row slices of ~0.4 ms, so about 5 of them may
+    wait. The casts before the products must not loosen it (they once let 9 queue)."""
     stop = threading.Event()
 
     def hog() -> int:
-        a, b = _operands(8192)  # ~1.5 ms a product: the 2 ms bound allows the minimum, 2
+        a, b = _operands(8192)
         n = 0
         while not stop.is_set() and n < 100:
             gp.matmul(a, b)  # never synchronised: only the gate holds it back
@@ -56,12 +59,21 @@ def test_best_effort_launches_queue_at_most_the_bound():
         deepest = 0
         deadline = time.monotonic() + 20
         while not task.done() and time.monotonic() < deadline:
-            deepest = max(deepest, task.stats()["queued_launches"])
+            now = task.stats()
+            # the estimate per launch comes from launches that finished: until the first
+            # slice has, a burst may pass the bound once (for less than that slice's time)
+            if now["launches"] >= 12:
+                deepest = max(deepest, now["queued_launches"])
             time.sleep(0.0005)
         stop.set()
         launched = task.result(120)
         stats = task.stats()
     assert launched > 0
-    assert 1 <= deepest <= 2, f"{deepest} launches were queued on the device at once"
+    per_launch = stats["gpu_time"] / max(1, stats["launches"])  # slices, mostly
+    allowed = max(2, int(2e-3 / per_launch)) + 1  # +1: a stats read between retire and poll
+    assert 1 <= deepest <= allowed, (
+        f"{deepest} launches were queued on the device at once; {per_launch * 1e3:.3f} ms "
+        f"a launch allows {allowed}"
+    )
     assert stats["throttle_events"] > 0, "the gate never held the hog back"
     assert stats["gpu_time"] > 0

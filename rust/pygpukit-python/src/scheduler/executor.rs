@@ -60,6 +60,8 @@ fn task_stats_dict<'py>(py: Python<'py>, s: &TaskStats) -> PyResult<Bound<'py, P
     d.set_item("gpu_time", s.gpu_ns as f64 / 1e9)?;
     d.set_item("queued_launches", s.queued_launches)?;
     d.set_item("throttle_events", s.throttle_events)?;
+    d.set_item("gate_wait_time", s.gate_wait_ns as f64 / 1e9)?;
+    d.set_item("gate_wait_max", s.gate_wait_max_ns as f64 / 1e9)?;
     d.set_item("queue_position", s.queue_position)?;
     d.set_item("cancel_requested", s.cancel_requested)?;
     d.set_item("deadline_at", s.deadline_ns.map(to_unix_s))?;

@@ -58,9 +58,13 @@ impl Drop for LaunchToken {
 #[pyfunction]
 fn task_launch_begin(py: Python<'_>) -> PyResult<Option<LaunchToken>> {
     let Some(task) = current_task() else { return Ok(None) };
-    let gated = {
-        let t = task.clone();
-        py.detach(move || t.begin_launch())
+    // the GIL is kept when the grant is immediate (see Task::try_begin_launch)
+    let gated = match task.try_begin_launch() {
+        Some(done) => done,
+        None => {
+            let t = task.clone();
+            py.detach(move || t.begin_launch())
+        }
     };
     match gated {
         Ok(()) => Ok(Some(LaunchToken { task, ended: AtomicBool::new(false) })),
@@ -167,6 +171,10 @@ const GATE_CAPSULE_NAME: &CStr = c"pygpukit.launch_gate_v1";
 ///   pending) or 2 (unknown: retire uncharged); `recycle(start, end)` takes the events back;
 /// - `end_measured(handle, start, end)`: like `end`, for a launch bracketed by the events
 ///   `start`/`end` on its stream; its device time is charged when they complete.
+///
+/// Version 3 adds the fast path:
+/// - `try_begin(handle)`: with the GIL held, 0 granted at once, 1 cancelled, 2 it would wait
+///   (then release the GIL and call `begin`).
 #[repr(C)]
 struct LaunchGateV1 {
     abi_version: u32,
@@ -178,6 +186,7 @@ struct LaunchGateV1 {
     task_id: extern "C" fn(*const c_void) -> u64,
     set_device_events: extern "C" fn(PollFn, RecycleFn),
     end_measured: extern "C" fn(*const c_void, usize, usize),
+    try_begin: extern "C" fn(*const c_void) -> i32,
 }
 
 type PollFn = extern "C" fn(usize, usize, *mut u64) -> i32;
@@ -243,6 +252,15 @@ extern "C" fn gate_begin(handle: *const c_void) -> i32 {
     }
 }
 
+extern "C" fn gate_try_begin(handle: *const c_void) -> i32 {
+    let task = task_of(handle);
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| task.try_begin_launch())) {
+        Ok(Some(Ok(()))) => 0,
+        Ok(Some(Err(_))) => 1,
+        Ok(None) | Err(_) => 2, // a panic here: let the blocking path decide
+    }
+}
+
 extern "C" fn gate_end(handle: *const c_void) {
     let task = task_of(handle);
     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| task.end_launch(None)));
@@ -264,7 +282,7 @@ extern "C" fn gate_task_id(handle: *const c_void) -> u64 {
 #[pyfunction]
 fn launch_gate_table(py: Python<'_>) -> PyResult<Bound<'_, PyCapsule>> {
     let table = LaunchGateV1 {
-        abi_version: 2,
+        abi_version: 3,
         struct_size: std::mem::size_of::<LaunchGateV1>() as u32,
         current: gate_current,
         begin: gate_begin,
@@ -273,6 +291,7 @@ fn launch_gate_table(py: Python<'_>) -> PyResult<Bound<'_, PyCapsule>> {
         task_id: gate_task_id,
         set_device_events: gate_set_device_events,
         end_measured: gate_end_measured,
+        try_begin: gate_try_begin,
     };
     PyCapsule::new(py, table, Some(GATE_CAPSULE_NAME.to_owned()))
 }

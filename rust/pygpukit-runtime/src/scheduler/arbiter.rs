@@ -116,6 +116,27 @@ impl Arbiter {
         }
     }
 
+    /// Take a device slot for `id` only if fair sharing grants it at once (true); else
+    /// leave everything as it was (false) and let the caller block in `acquire`.
+    pub fn try_acquire(&self, id: u64) -> bool {
+        let mut st = self.state.lock();
+        let now = clock::now_ns();
+        st.request(id, now);
+        let (granted, _) = Self::pump(&mut st, now);
+        if st.is_holding(id) {
+            drop(st);
+            self.cv.notify_all();
+            return true;
+        }
+        st.withdraw(id, now);
+        Self::pump(&mut st, now);
+        drop(st);
+        if granted {
+            self.cv.notify_all();
+        }
+        false
+    }
+
     /// End a launch that kept the device busy for `busy_ns`; false if `id` held no slot.
     pub fn release(&self, id: u64, busy_ns: u64) -> bool {
         let mut st = self.state.lock();

@@ -477,6 +477,7 @@ impl<R: Send + 'static> TaskScheduler<R> {
         let now = clock::now_ns();
         let task = &rec.task;
         let mem = task.memory_use();
+        let (gate_wait_ns, gate_wait_max_ns) = task.gate_wait_ns();
         let wait_end = rec.started.or(rec.finished).unwrap_or(now);
         let run_ns = rec.started.map(|s| rec.finished.unwrap_or(now).saturating_sub(s));
         let finished_or_now = rec.finished.unwrap_or(now);
@@ -503,6 +504,8 @@ impl<R: Send + 'static> TaskScheduler<R> {
             gpu_ns: task.gpu_ns(),
             queued_launches: task.queued_launches(),
             throttle_events: task.throttle_events(),
+            gate_wait_ns,
+            gate_wait_max_ns,
             queue_position: if rec.state == TaskState::Queued { core.pm.queue_position(&id) } else { None },
             cancel_requested: task.is_cancel_requested(),
             deadline_ns: task.spec.deadline_ns,

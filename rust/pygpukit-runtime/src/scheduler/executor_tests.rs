@@ -212,6 +212,9 @@ fn best_effort_queue_is_bounded_and_charged_in_gpu_time() {
     assert_eq!(stats.launches, 3);
     assert_eq!(stats.gpu_ns, 1_000_000, "only the finished launch is charged");
     assert_eq!(stats.busy_ns, 1_000_000, "host enqueue time is not charged");
+    // the third launch waited at the gate for the 20 ms the device kept the first
+    assert!(stats.gate_wait_max_ns >= 20_000_000, "gate wait {} ns", stats.gate_wait_max_ns);
+    assert!(stats.gate_wait_ns >= stats.gate_wait_max_ns);
 }
 
 #[test]
@@ -274,4 +277,56 @@ fn best_effort_work_yields_while_a_guaranteed_launch_is_on_the_device() {
     assert!(parts[2].parse::<u64>().expect("ms") >= 30, "it did not wait for the launch: {result}");
     release.store(true, Ordering::SeqCst);
     assert_eq!(s.wait(urgent, Some(Duration::from_secs(10))), Ok(true));
+}
+
+#[test]
+fn the_fast_path_grants_at_once_or_says_it_would_wait() {
+    use super::gpu_time::{DeviceEvents, EventPair};
+    let s = sched(1000, 1);
+    let device = Arc::new(ManualDevice::default());
+    let events: Arc<dyn DeviceEvents> = device.clone();
+    let job = Box::new(move |task: &Arc<super::Task>| {
+        let mut seen = Vec::new();
+        for i in 0..3 {
+            // measured launches of a best-effort task: the third finds the queue full
+            match task.try_begin_launch() {
+                Some(Ok(())) => seen.push("now"),
+                Some(Err(_)) => seen.push("cancelled"),
+                None => {
+                    seen.push("wait");
+                    break;
+                }
+            }
+            task.end_launch_measured(EventPair { start: i, end: i }, &events);
+        }
+        Outcome::Completed(seen.join(" "))
+    });
+    let (id, _) = s.submit(sub(TaskSpec::best_effort(None, 0.5).expect("valid")), job).expect("admitted");
+    assert_eq!(outcome(&s, id), "ok:now now wait");
+    let stats = s.task_stats(id).expect("known");
+    assert_eq!((stats.launches, stats.gate_wait_max_ns), (2, 0), "no wait was counted for the fast path");
+}
+
+#[test]
+fn the_fast_path_of_an_unmeasured_task_takes_bucket_tokens() {
+    // 1 launch/s, burst 2: two launches granted at once, the third would wait (and the
+    // refused try leaves the bucket as it was)
+    let config = SchedulerConfig { total_memory: 1000, workers: 1, launch_rate: 1.0, launch_burst: 2.0, ..Default::default() };
+    let s: TaskScheduler<String> = TaskScheduler::new(config).expect("valid config");
+    let job = Box::new(|task: &Arc<super::Task>| {
+        let mut seen = Vec::new();
+        for _ in 0..4 {
+            match task.try_begin_launch() {
+                Some(Ok(())) => {
+                    seen.push("now");
+                    task.end_launch(Some(0));
+                }
+                Some(Err(_)) => seen.push("cancelled"),
+                None => seen.push("wait"),
+            }
+        }
+        Outcome::Completed(seen.join(" "))
+    });
+    let (id, _) = s.submit(sub(TaskSpec::guaranteed(10, 1.0).expect("valid")), job).expect("admitted");
+    assert_eq!(outcome(&s, id), "ok:now now wait wait");
 }

@@ -199,14 +199,16 @@ impl FairShare {
 
     /// Grant a free slot if fair sharing allows it now.
     pub fn next_grant(&mut self, now: u64) -> Grant {
-        if self.holding >= self.slots {
-            return Grant::Idle;
-        }
+        // Slots are per lane: a hog enqueueing on the rest of the SMs must not make a
+        // guaranteed task on its reserved SMs wait for the device slot.
+        let full = |lane: u32| {
+            self.flows.values().filter(|f| f.lane == lane && f.state == FlowState::Holding).count() >= self.slots
+        };
         let mut waiting: Vec<(u64, f64, i32, u64, u32)> = self
             .flows
             .iter()
             .filter_map(|(&id, f)| match f.state {
-                FlowState::Waiting { seq } => Some((id, f.vtime, f.band, seq, f.lane)),
+                FlowState::Waiting { seq } if !full(f.lane) => Some((id, f.vtime, f.band, seq, f.lane)),
                 _ => None,
             })
             .collect();
@@ -338,6 +340,24 @@ mod tests {
         assert_eq!(fs.next_grant(30), Grant::To(2), "other lane: granted");
         assert!(!fs.contended(2, 30));
         assert!(fs.contended(3, 30));
+    }
+
+    #[test]
+    fn each_lane_has_its_own_slots() {
+        // one slot: flow 2 (lane 0) holds it while it enqueues; flow 1 on reserved SMs
+        // (lane 1) is granted at once, flow 3 in lane 0 waits for flow 2's release
+        let mut fs = FairShare::new(1, 1_000_000);
+        fs.add_in_lane(1, 0.5, 0, 1, 0);
+        fs.add_in_lane(2, 0.1, 0, 0, 0);
+        fs.add_in_lane(3, 0.1, 0, 0, 0);
+        fs.request(2, 0);
+        assert_eq!(fs.next_grant(0), Grant::To(2));
+        fs.request(3, 1);
+        fs.request(1, 1);
+        assert_eq!(fs.next_grant(1), Grant::To(1), "another lane: not behind lane 0's slot");
+        assert_eq!(fs.next_grant(1), Grant::Idle, "lane 0's slot is taken");
+        fs.release(2, 10, 10);
+        assert_eq!(fs.next_grant(10), Grant::To(3));
     }
 
     #[test]

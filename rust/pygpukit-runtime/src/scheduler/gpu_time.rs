@@ -37,17 +37,40 @@ pub trait DeviceEvents: Send + Sync {
 pub struct InFlight {
     pairs: VecDeque<EventPair>,
     events: Option<Arc<dyn DeviceEvents>>,
-    /// Recent device time per launch (an exponential average), once one has finished.
+    /// Recent device time per launch (see `next_estimate`), once one has finished.
     avg_ns: Option<f64>,
+    /// Since when (on the caller's clock) the front launch can have been running: its
+    /// enqueue or the moment its predecessor was seen finished, whichever is later.
+    front_since: u64,
 }
 
 /// Launches a task may always have queued, whatever their expected length.
 pub const MIN_QUEUED: usize = 2;
 
+/// The time per launch after one that ran `t` ns: up to a longer launch at once, down
+/// slowly (weight 1/8 on the newest). A task mixing long kernels with short ones (GEMM slices
+/// and a copy or fill between them) is then bounded by its long ones: an average pulled down
+/// by the short ones let 2 ms of budget queue 9 slices on the H100.
+fn next_estimate(a: f64, t: f64) -> f64 {
+    if t >= a {
+        t
+    } else {
+        0.875 * a + 0.125 * t
+    }
+}
+
 impl InFlight {
     pub fn push(&mut self, pair: EventPair, events: &Arc<dyn DeviceEvents>) {
+        self.push_at(pair, events, 0);
+    }
+
+    /// `push` of a launch enqueued at `now_ns` (the clock `limit_at` and `retire_at` use).
+    pub fn push_at(&mut self, pair: EventPair, events: &Arc<dyn DeviceEvents>, now_ns: u64) {
         if self.events.is_none() {
             self.events = Some(events.clone());
+        }
+        if self.pairs.is_empty() {
+            self.front_since = now_ns;
         }
         self.pairs.push_back(pair);
     }
@@ -64,7 +87,17 @@ impl InFlight {
     /// budget over the recent time per launch, at least `MIN_QUEUED` (and just that until a
     /// launch has been timed).
     pub fn limit(&self, budget_ns: u64) -> usize {
-        match self.avg_ns {
+        self.limit_at(budget_ns, 0)
+    }
+
+    /// `limit` at `now_ns`: a front launch still running for longer than the estimate per
+    /// launch raises it to that time. The estimate comes from launches that finished, so
+    /// after short ones (a task's casts and copies before its GEMMs) it would let a burst
+    /// of long launches queue until the first of them finished; the front's running time
+    /// (a lower bound on its length) catches that while it runs.
+    pub fn limit_at(&self, budget_ns: u64, now_ns: u64) -> usize {
+        let running = if self.pairs.is_empty() { 0.0 } else { now_ns.saturating_sub(self.front_since) as f64 };
+        match self.avg_ns.map(|a| a.max(running)) {
             Some(avg) if avg >= 1.0 => ((budget_ns as f64 / avg) as usize).max(MIN_QUEUED),
             Some(_) => usize::MAX,
             None => MIN_QUEUED,
@@ -80,6 +113,11 @@ impl InFlight {
     /// Only the front is polled: a task's launches run in order on its stream, and one poll
     /// per launch keeps the gate cheap.
     pub fn retire(&mut self) -> u64 {
+        self.retire_at(0)
+    }
+
+    /// `retire`, seen at `now_ns`: the next launch can have started running no earlier.
+    pub fn retire_at(&mut self, now_ns: u64) -> u64 {
         let Some(events) = &self.events else { return 0 };
         let mut ns = 0u64;
         while let Some(&pair) = self.pairs.front() {
@@ -87,13 +125,13 @@ impl InFlight {
                 Poll::Pending => break,
                 Poll::Done(t) => {
                     ns = ns.saturating_add(t);
-                    // weight 1/4 on the newest: follows a change of kernel within a few launches
-                    self.avg_ns = Some(self.avg_ns.map_or(t as f64, |a| 0.75 * a + 0.25 * t as f64));
+                    self.avg_ns = Some(self.avg_ns.map_or(t as f64, |a| next_estimate(a, t as f64)));
                 }
                 Poll::Failed => {}
             }
             self.pairs.pop_front();
             events.recycle(pair);
+            self.front_since = self.front_since.max(now_ns);
         }
         ns
     }
@@ -225,6 +263,55 @@ mod tests {
         }
         inflight.retire();
         assert_eq!(inflight.limit(2_000_000), MIN_QUEUED);
+    }
+
+    #[test]
+    fn short_launches_between_long_ones_do_not_loosen_the_bound() {
+        // 400 us GEMM slices with a 5 us launch after each: 2 ms of budget is about 5 slices
+        let device = Arc::new(FakeDevice::default());
+        let events: Arc<dyn DeviceEvents> = device.clone();
+        let mut inflight = InFlight::default();
+        for i in 0..16 {
+            let run = if i % 2 == 0 { 400_000 } else { 5_000 };
+            inflight.push(device.launch(i, run, 0), &events);
+            inflight.retire();
+            if i > 0 {
+                let limit = inflight.limit(2_000_000);
+                assert!((MIN_QUEUED..=6).contains(&limit), "launch {i}: limit {limit}");
+            }
+        }
+        // and once the long kernels stop, the estimate comes down within a few dozen launches
+        for i in 16..64 {
+            inflight.push(device.launch(i, 5_000, 0), &events);
+        }
+        inflight.retire();
+        assert!(inflight.limit(2_000_000) > 20, "limit {}", inflight.limit(2_000_000));
+    }
+
+    #[test]
+    fn a_long_launch_still_running_tightens_the_bound() {
+        // 5 us casts finish first; then a 400 us slice runs: before it finishes, its running
+        // time already caps how many more may queue behind it
+        let device = Arc::new(FakeDevice::default());
+        let events: Arc<dyn DeviceEvents> = device.clone();
+        let mut inflight = InFlight::default();
+        for i in 0..4 {
+            inflight.push_at(device.launch(i, 5_000, 0), &events, 0);
+        }
+        *device.now.lock() = 10;
+        inflight.retire_at(20_000);
+        assert_eq!(inflight.limit_at(2_000_000, 20_000), 400, "short launches only");
+        inflight.push_at(device.launch(10, 400_000, 1_000_000), &events, 30_000);
+        assert_eq!(inflight.limit_at(2_000_000, 40_000), 200, "10 us into the slice");
+        assert_eq!(inflight.limit_at(2_000_000, 430_000), 5, "400 us into it");
+        assert_eq!(inflight.limit_at(2_000_000, 2_030_000), MIN_QUEUED, "longer than the budget");
+        // behind a launch that was seen to finish at t, the next one runs from t at the earliest
+        inflight.push_at(device.launch(11, 400_000, 1_000_000), &events, 40_000);
+        *device.now.lock() = 1_000_000;
+        inflight.retire_at(3_000_000);
+        assert!(inflight.is_empty());
+        inflight.push_at(device.launch(12, 400_000, 9_000_000), &events, 3_000_000);
+        assert_eq!(inflight.limit_at(2_000_000, 3_000_000), 5, "the estimate: 400 us a launch");
     }
 
     #[test]

@@ -35,6 +35,9 @@ pub struct TaskStats {
     /// Its launches on the device not yet seen to finish.
     pub queued_launches: usize,
     pub throttle_events: u64,
+    /// Time its launches waited at the gate before their grant: total and longest.
+    pub gate_wait_ns: u64,
+    pub gate_wait_max_ns: u64,
     pub queue_position: Option<usize>,
     pub cancel_requested: bool,
     pub deadline_ns: Option<u64>,

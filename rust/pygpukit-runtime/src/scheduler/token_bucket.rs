@@ -29,6 +29,11 @@ impl TokenBucket {
     }
 
     /// Take one token, or say how many nanoseconds until one is available.
+    /// Return a token taken with `try_take` for a launch that did not happen then.
+    pub fn give_back(&mut self) {
+        self.tokens = (self.tokens + 1.0).min(self.burst);
+    }
+
     pub fn try_take(&mut self, now_ns: u64) -> Result<(), u64> {
         self.refill(now_ns);
         if self.tokens >= 1.0 {
