@@ -47,7 +47,7 @@ def test_info_json_parses_and_has_dispatch_table(tmp_path: Path) -> None:
     assert plugins["cpu"]["distribution"] == "pygpukit-core"
     assert plugins["cpu"]["status"] == "loaded"
     providers = {p["name"]: p for p in data["providers"]}
-    assert providers["toyblas"]["ops"] == 2 and providers["toyblas"]["device_type"] == "cpu"
+    assert providers["toyblas"]["ops"] == 3 and providers["toyblas"]["device_type"] == "cpu"
     table_ = data["dispatch"]["cpu"]
     assert table_["add"]["float32"] == "toyblas"
     assert table_["add"]["int32"] == "cpu"

@@ -106,3 +106,21 @@ def test_provider_table_lists_the_ops_it_serves() -> None:
     assert {op for op, _, _ in _table()} == set(OPS) | set(UNARY_OPS) | set(BINARY_OPS) | set(
         PLUGIN_OPS
     )
+
+
+def test_swiglu_is_registered_with_a_conformance_reference() -> None:
+    """The conformance suite can test any provider's swiglu: the plugin gave a reference,
+    inputs and its public function (`pytest --pygpukit-backend=triton --pyargs
+    pygpukit.testing.conformance -k swiglu` runs it on a GPU)."""
+    from pygpukit import ops_catalog
+    from pygpukit.testing.conformance.catalog import catalog
+    from pygpukit.triton.ops import swiglu, swiglu_inputs, swiglu_reference
+
+    check = ops_catalog.convention("swiglu").check
+    assert check is not None and check.function is swiglu
+    assert {d.name for d in check.dtypes} == {"float16", "bfloat16", "float32", "float64"}
+    gate, up = swiglu_inputs(np.random.default_rng(1), gp.float32)
+    assert gate.shape == up.shape and gate.dtype == np.float32
+    g = np.array([-2.0, 0.0, 3.0])
+    np.testing.assert_allclose(swiglu_reference(g, g), g * g / (1 + np.exp(-g)))
+    assert "swiglu" in {s.name for s in catalog()}

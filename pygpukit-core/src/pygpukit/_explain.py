@@ -25,11 +25,15 @@ _NOT_OPS = frozenset({
 
 
 def known_ops() -> set[str]:
-    """Op names some provider has a kernel for, plus the public functions of pygpukit
-    (functions only: classes such as Scheduler, dtypes and modules are not ops)."""
+    """Op names some provider has a kernel for or the ops catalog knows (plugin ops
+    included), plus the public functions of pygpukit (functions only: classes such as
+    Scheduler, dtypes and modules are not ops)."""
     import pygpukit
 
+    from .ops_catalog import conventions
+
     names = {op for p in registry().providers.values() for op in p.kernels}
+    names |= set(conventions())
     public = {
         n
         for n in dir(pygpukit)

@@ -29,8 +29,37 @@ Rules every kernel can rely on:
 
 Each family's module docstring, ``pygpukit._ops.<family>``, adds the details (the dtype
 rules, NaN ordering, what a reduction's ``axes`` hold); `convention(op).details` is that
-text. A plugin that brings a new op registers its convention with `register_op` before
-its kernels, then calls it through ``pygpukit.backend.kernel``.
+text.
+
+Adding an op (a plugin's own): call `register_op` before adding its kernels, give users
+a public function that runs it through ``pygpukit.backend.kernel``, and hand
+`register_op` a NumPy reference so the conformance suite and ``gp.explain`` cover it::
+
+    def muladd(x, y, z, *, backend=None):          # the plugin's public function
+        fn = pygpukit.backend.kernel("muladd", x, y, z, backend=backend)
+        out = pygpukit.backend.empty(x.shape, x.dtype, x.device)
+        fn(x, y, z, out)
+        return out
+
+    def inputs(rng, dtype):                        # random host inputs of a DataType
+        shape = tuple(int(n) for n in rng.integers(0, 5, size=rng.integers(0, 3)))
+        return tuple(pygpukit.testing.random_numpy(rng, shape, dtype) for _ in range(3))
+
+    register_op(
+        "muladd", "(x, y, z, out)", summary="x * y + z",
+        reference=lambda x, y, z: x.astype("f8") * y + z,   # NumPy, any precision
+        inputs=inputs, dtypes=("float32", "float64"), function=muladd,
+    )
+
+``pytest --pygpukit-backend=NAME --pyargs pygpukit.testing.conformance`` then tests
+``muladd`` for provider NAME (when it has a kernel for it) in every listed dtype the kernel
+declares: the public function (or, without one, the kernel that
+``pygpukit.backend.kernel`` picks) on contiguous, strided and offset inputs, and the
+kernel called directly into poisoned outputs, each against the reference cast to the
+output dtype (the tested dtype unless ``out_dtype=``) within ``rtol``/``atol`` (default:
+the ``elementwise`` row of `pygpukit.testing.tolerance`). A direct call passes the inputs
+in the signature's order with the output at the parameter named ``out``; an op whose
+signature has no ``out`` is tested through its public call only.
 """
 
 from __future__ import annotations
@@ -40,10 +69,35 @@ import difflib
 import importlib
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
+from ._dtypes import DataType, as_dtype
 from ._ops.elementwise import BINARY, UNARY
+
+#: builds one call's random host inputs of a dtype: (generator, dtype) -> host arrays
+InputsFn = Callable[[np.random.Generator, DataType], tuple[np.ndarray, ...]]
+
+
+@dataclass(frozen=True)
+class OpCheck:
+    """How the conformance suite tests a plugin's op (the `register_op` arguments)."""
+
+    #: the NumPy reference: the host inputs in, the expected output out
+    reference: Callable[..., np.ndarray]
+    #: random host inputs of a dtype: called several times per dtype for varied shapes
+    inputs: InputsFn
+    #: the dtypes to test (each only where the kernel declares it)
+    dtypes: tuple[DataType, ...]
+    #: the plugin's public function ``(*arrays, backend=NAME) -> GPUArray``, or None to
+    #: call the kernel that ``pygpukit.backend.kernel`` picks
+    function: Callable[..., Any] | None = None
+    #: the output's dtype (None: the tested dtype)
+    out_dtype: DataType | None = None
+    rtol: float | None = None
+    atol: float | None = None
 
 
 @dataclass(frozen=True)
@@ -57,6 +111,8 @@ class Convention:
     #: what the kernel returns ("None": it writes into its output arguments)
     returns: str = "None"
     summary: str = ""
+    #: a plugin op's conformance test (`register_op`'s ``reference=``), else None
+    check: OpCheck | None = field(default=None, compare=False)
 
     @property
     def positional(self) -> tuple[str, ...]:
@@ -218,16 +274,49 @@ def is_known(op: str) -> bool:
     return op in _conventions
 
 
-def register_op(op: str, signature: str, *, returns: str = "None", summary: str = "") -> None:
+_FLOATS = ("float16", "bfloat16", "float32", "float64")
+
+
+def register_op(
+    op: str,
+    signature: str,
+    *,
+    returns: str = "None",
+    summary: str = "",
+    reference: Callable[..., np.ndarray] | None = None,
+    inputs: InputsFn | None = None,
+    dtypes: tuple[str | DataType, ...] = _FLOATS,
+    function: Callable[..., Any] | None = None,
+    out_dtype: str | DataType | None = None,
+    rtol: float | None = None,
+    atol: float | None = None,
+) -> None:
     """Add an op of a plugin's own to the dispatcher: kernels for `op` are then checked
     against `signature` (e.g. ``"(x, out, alpha)"``) and load without a warning.
 
-    Registering the same op again with the same signature is allowed; a different one,
-    or a core op's name, raises ValueError.
+    With `reference` (a NumPy function of the host inputs) and `inputs` (``(rng, dtype
+    name) -> tuple of host arrays``) the conformance suite tests every provider's kernel
+    for `op` in `dtypes`, through `function` when given; the module docstring has the
+    details. Registering the same op again with the same signature is allowed (the
+    latest test wins); a different one, or a core op's name, raises ValueError.
     """
     if not isinstance(op, str) or not op.isidentifier():
         raise ValueError(f"register_op: an op name is an identifier, got {op!r}")
-    new = Convention(op, "plugin", signature, returns, summary)
+    if (reference is None) != (inputs is None):
+        raise ValueError(f"register_op({op!r}): reference= and inputs= go together")
+    for name, fn in (("reference", reference), ("inputs", inputs), ("function", function)):
+        if fn is not None and not callable(fn):
+            raise TypeError(f"register_op({op!r}): {name}= must be callable, got {fn!r}")
+    check = None
+    if reference is not None and inputs is not None:
+        # unknown dtype names fail here, naming the op, not later in the suite
+        try:
+            tested = tuple(as_dtype(d) for d in dtypes)
+            result = None if out_dtype is None else as_dtype(out_dtype)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"register_op({op!r}): {exc}") from None
+        check = OpCheck(reference, inputs, tested, function, result, rtol, atol)
+    new = Convention(op, "plugin", signature, returns, summary, check)
     try:
         new.positional  # noqa: B018 - parses the signature
     except SyntaxError as exc:
@@ -266,5 +355,6 @@ def check_kernel(op: str, fn: Callable[..., Any], provider: str = "?") -> None:
 
 
 __all__ = [
-    "Convention", "check_kernel", "convention", "conventions", "is_known", "register_op",
+    "Convention", "InputsFn", "OpCheck", "check_kernel", "convention", "conventions",
+    "is_known", "register_op",
 ]  # fmt: skip

@@ -3,8 +3,9 @@ another provider may serve it too)."""
 
 from __future__ import annotations
 
+import numpy as np
 from pygpukit import GPUArray
-from pygpukit.backend import empty, kernel
+from pygpukit.backend import DataType, empty, kernel
 
 
 def swiglu(gate: GPUArray, up: GPUArray, /, *, backend: str | None = None) -> GPUArray:
@@ -23,3 +24,17 @@ def swiglu(gate: GPUArray, up: GPUArray, /, *, backend: str | None = None) -> GP
     if out.size:
         fn(gate, up, out)
     return out
+
+
+def swiglu_reference(gate: np.ndarray, up: np.ndarray) -> np.ndarray:
+    """NumPy's swiglu in float64: the conformance suite's reference (`register_op`)."""
+    g = gate.astype(np.float64)
+    return g / (1.0 + np.exp(-g)) * up.astype(np.float64)
+
+
+def swiglu_inputs(rng: np.random.Generator, dtype: DataType) -> tuple[np.ndarray, ...]:
+    """Random gate and up of one random shape (up to 3-d, sizes 0 to 70, so a vector
+    width's tail is covered) for the conformance suite."""
+    shape = tuple(int(n) for n in rng.integers(0, 71, size=int(rng.integers(0, 4))))
+    np_dtype = dtype.to_numpy_dtype()
+    return tuple(rng.uniform(-6.0, 6.0, shape).astype(np_dtype) for _ in range(2))

@@ -70,9 +70,15 @@ def make_provider() -> KernelProvider:
     from pygpukit.backend import register_op
 
     from .kernels.elementwise_ops import PLUGIN_OPS
+    from .ops import swiglu, swiglu_inputs, swiglu_reference
 
     for op, signature in PLUGIN_OPS.items():
-        register_op(op, signature, summary="silu(gate) * up, fused")
+        # the reference lets `pytest --pygpukit-backend=triton --pyargs
+        # pygpukit.testing.conformance` (and any other provider's swiglu) be checked
+        register_op(
+            op, signature, summary="silu(gate) * up, fused", reference=swiglu_reference,
+            inputs=swiglu_inputs, function=swiglu,
+        )  # fmt: skip
     ok, why = availability.status()
     if ok:
         for op, fn, dtypes in _table():

@@ -10,4 +10,6 @@ kernel declares, on contiguous arrays, views (transposed, reversed, stepped, off
 broadcast), sizes 0 and 1, 0-d arrays and Python scalars; the kernel is also called
 directly on poisoned outputs (contiguous and strided) to prove it writes every element
 and nothing else. Ops NAME does not have are reported as skipped, with the reason.
+Ops a plugin added with ``register_op(..., reference=, inputs=)`` are tested the same way,
+from the reference and inputs the plugin gave (see `pygpukit.ops_catalog`).
 """

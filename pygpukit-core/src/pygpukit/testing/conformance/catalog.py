@@ -669,12 +669,13 @@ def _load_builtin_families() -> None:
 
 
 def catalog() -> list[OpSpec]:
-    """Every spec of every family whose public function exists in this PyGPUkit."""
+    """Every spec of every family whose public function exists in this PyGPUkit, and
+    those of the ops plugins registered with a reference (they bring their own call)."""
     _load_builtin_families()
     specs: list[OpSpec] = []
     for build in _FAMILIES:
         specs += build()
-    return [s for s in specs if _has_public(s.public)]
+    return [s for s in specs if s.family == "plugin" or _has_public(s.public)]
 
 
 def _has_public(name: str) -> bool:

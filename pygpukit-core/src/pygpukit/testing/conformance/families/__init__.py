@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..catalog import OpSpec
-from . import factorizations, fourier, linalg, manipulation, nn, reductions, searching
+from . import factorizations, fourier, linalg, manipulation, nn, plugin_ops, reductions, searching
 
 BUILTIN: tuple[Callable[[], list[OpSpec]], ...] = (
     reductions.specs,
@@ -19,4 +19,5 @@ BUILTIN: tuple[Callable[[], list[OpSpec]], ...] = (
     factorizations.specs,
     nn.specs,
     fourier.specs,
+    plugin_ops.specs,
 )
