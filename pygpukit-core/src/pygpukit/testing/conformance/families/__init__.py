@@ -9,7 +9,17 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..catalog import OpSpec
-from . import factorizations, fourier, linalg, manipulation, nn, plugin_ops, reductions, searching
+from . import (
+    decode,
+    factorizations,
+    fourier,
+    linalg,
+    manipulation,
+    nn,
+    plugin_ops,
+    reductions,
+    searching,
+)
 
 BUILTIN: tuple[Callable[[], list[OpSpec]], ...] = (
     reductions.specs,
@@ -18,6 +28,7 @@ BUILTIN: tuple[Callable[[], list[OpSpec]], ...] = (
     linalg.specs,
     factorizations.specs,
     nn.specs,
+    decode.specs,
     fourier.specs,
     plugin_ops.specs,
 )
