@@ -10,7 +10,13 @@ copy with the transformed axes last. More than three axes take several passes (t
 transform is separable): complex passes run in place on the output.
 
 cuFFT's complex-to-real transform overwrites its input, so ``fft_c2r`` always reads a
-private copy, never the caller's array.
+private copy, never the caller's array (for a contiguous input, one cuMemcpyAsync into a
+pool block).
+
+A repeated call takes a fast path (`_fast`): the whole decision for one operand layout —
+single pass or not, which plan, whether the input is copied — is made once and kept in
+``plans.FFT_FAST``; a later call with the same shapes, strides, dtypes, axes and direction
+only checks alignment, makes the private copy where c2r needs one, executes and scales.
 """
 
 from __future__ import annotations
@@ -112,6 +118,14 @@ def _contiguous(x: GPUArray) -> GPUArray:
     from . import complex_planes
 
     out = GPUArray.empty(x.shape, x.dtype, x.device)
+    if x.is_contiguous and x._device.type == "cuda" and out.nbytes:
+        # the common case is one cuMemcpyAsync, without the copy kernel's dispatch
+        from . import streams
+        from .device import context
+
+        index = x._device.index
+        context(index).copy_async(_ptr(out), _ptr(x), out.nbytes, streams.current_handle(index))
+        return out
     complex_planes.raw_copy(x, out)
     return out
 
@@ -229,10 +243,66 @@ def _scale(out: GPUArray, scale: float) -> None:
     fn.launch((grid,), (BLOCK,), (_ptr(out), n, scale))
 
 
+# -- the fast path: one decision per operand layout -------------------------------------------
+#: (kind, both operands' shapes, strides and dtypes, axes, direction, device) -> (cufft.plan's
+#: arguments, whether the input is copied first), or None where the call needs the general
+#: path (several passes, length-1 axes, a layout cuFFT cannot address directly)
+_fast_plans = plans.FFT_FAST
+_MISS = object()
+
+
+def _fast_entry(kind: str, x: GPUArray, out: GPUArray, axes: tuple[int, ...]
+                ) -> tuple[tuple[Any, ...], bool] | None:  # fmt: skip
+    """The fast path's decision for this layout (see `_fast_plans`)."""
+    sizes = out.shape if kind == "c2r" else x.shape
+    if len(axes) > MAX_RANK or any(sizes[a] < 2 for a in axes):
+        return None
+    logical = tuple(sizes[a] for a in axes)
+    if kind == "c2r":
+        # c2r overwrites its input: it reads a contiguous private copy, whose strides are
+        # known now although its address is not
+        strides, step = [], x.dtype.itemsize
+        for n in reversed(x.shape):
+            strides.insert(0, step)
+            step *= n
+        src = x._view(x.shape, tuple(strides), 0)
+        fft_type = _C2R_TYPES[x.dtype.name]
+    else:
+        src = x
+        fft_type = (_C2C_TYPES if kind == "c2c" else _R2C_TYPES)[x.dtype.name]
+    lay = _layout(src, out, axes, logical)
+    return None if lay is None else ((fft_type, *lay), kind == "c2r")
+
+
+def _fast(kind: str, x: GPUArray, out: GPUArray, axes: tuple[int, ...], direction: int,
+          scale: float) -> bool:  # fmt: skip
+    """Run the whole transform (scale included) as one planned cuFFT call when this layout
+    allows it; False (nothing done) when the general path must run."""
+    key = (kind, x._shape, x._strides, x._dtype.name, out._shape, out._strides, out._dtype.name,
+           axes, direction, out._device)  # fmt: skip
+    entry = _fast_plans.get(key, _MISS)
+    if entry is _MISS:
+        entry = _fast_plans.put(key, _fast_entry(kind, x, out, axes))
+    if entry is None:
+        return False
+    args, copy = entry
+    # the cache knows layouts, not addresses: alignment is asked each call (a private copy
+    # is a fresh allocation, always aligned)
+    if not _aligned(out) or not (copy or _aligned(x)):
+        return False
+    index = out._device.index
+    src = _contiguous(x) if copy else x
+    cufft.execute(cufft.plan(index, *args), index, _ptr(src), _ptr(out), direction)
+    _scale(out, scale)
+    return True
+
+
 # -- the kernels ---------------------------------------------------------------------------
 def fft_c2c(x: GPUArray, out: GPUArray, axes: tuple[int, ...], forward: bool,
             scale: float) -> None:  # fmt: skip
     direction = cufft.FORWARD if forward else cufft.INVERSE
+    if _fast("c2c", x, out, tuple(axes), direction, scale):
+        return
     src, private = x, False
     for group in _groups(tuple(axes)):
         _pass("c2c", src, out, group, direction, private)
@@ -241,6 +311,8 @@ def fft_c2c(x: GPUArray, out: GPUArray, axes: tuple[int, ...], forward: bool,
 
 
 def fft_r2c(x: GPUArray, out: GPUArray, axes: tuple[int, ...], scale: float) -> None:
+    if _fast("r2c", x, out, tuple(axes), cufft.FORWARD, scale):
+        return
     groups = _groups(tuple(axes))
     _pass("r2c", x, out, groups[0], cufft.FORWARD, False)
     for group in groups[1:]:
@@ -249,6 +321,8 @@ def fft_r2c(x: GPUArray, out: GPUArray, axes: tuple[int, ...], scale: float) -> 
 
 
 def fft_c2r(x: GPUArray, out: GPUArray, axes: tuple[int, ...], scale: float) -> None:
+    if _fast("c2r", x, out, tuple(axes), 0, scale):
+        return
     groups = _groups(tuple(axes))
     src, private = x, False
     if len(groups) > 1:  # the complex axes first, on a copy, then the real transform
