@@ -39,7 +39,7 @@ def install() -> None:
     """The stub GPU of stub_cuda, plus a stub cuFFT."""
     ctx = stub_cuda.install()
     # device-to-device copies (irfft's private input) are recorded like launches: not at all
-    ctx.copy_async = lambda dst, src, nbytes, stream: None  # type: ignore[attr-defined]
+    ctx.copy_async = lambda dst, src, nbytes, stream: None
     from pygpukit_cuda import cufft
 
     cufft._lib, cufft._tried, cufft._status = _NoopCufft(), True, "stub cuFFT"

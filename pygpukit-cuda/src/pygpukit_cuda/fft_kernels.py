@@ -261,7 +261,8 @@ def _fast_entry(kind: str, x: GPUArray, out: GPUArray, axes: tuple[int, ...]
     if kind == "c2r":
         # c2r overwrites its input: it reads a contiguous private copy, whose strides are
         # known now although its address is not
-        strides, step = [], x.dtype.itemsize
+        strides: list[int] = []
+        step = x.dtype.itemsize
         for n in reversed(x.shape):
             strides.insert(0, step)
             step *= n
