@@ -26,7 +26,7 @@ from typing import Any
 from pygpukit import GPUArray, Kernel, KernelProvider
 from pygpukit.core import dtypes as dt
 
-from . import cufft, launcher, plans
+from . import cufft, device, launcher, plans, streams
 from .device_facts import BLOCK, sm_count
 from .dims import merge_dims
 
@@ -120,11 +120,9 @@ def _contiguous(x: GPUArray) -> GPUArray:
     out = GPUArray.empty(x.shape, x.dtype, x.device)
     if x.is_contiguous and x._device.type == "cuda" and out.nbytes:
         # the common case is one cuMemcpyAsync, without the copy kernel's dispatch
-        from . import streams
-        from .device import context
-
         index = x._device.index
-        context(index).copy_async(_ptr(out), _ptr(x), out.nbytes, streams.current_handle(index))
+        stream = streams.current_handle(index)
+        device.context(index).copy_async(_ptr(out), _ptr(x), out.nbytes, stream)
         return out
     complex_planes.raw_copy(x, out)
     return out
