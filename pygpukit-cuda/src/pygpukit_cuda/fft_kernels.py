@@ -247,10 +247,13 @@ def _scale(out: GPUArray, scale: float) -> None:
 #: path (several passes, length-1 axes, a layout cuFFT cannot address directly)
 _fast_plans = plans.FFT_FAST
 _MISS = object()
+#: how the fast path feeds cuFFT: the input itself, a raw pool block filled by one
+#: cuMemcpyAsync (c2r of a contiguous cuda array), or a contiguous copy array (c2r otherwise)
+_NO_COPY, _MEMCPY, _COPY = 0, 1, 2
 
 
 def _fast_entry(kind: str, x: GPUArray, out: GPUArray, axes: tuple[int, ...]
-                ) -> tuple[tuple[Any, ...], bool] | None:  # fmt: skip
+                ) -> tuple[tuple[Any, ...], int] | None:  # fmt: skip
     """The fast path's decision for this layout (see `_fast_plans`)."""
     sizes = out.shape if kind == "c2r" else x.shape
     if len(axes) > MAX_RANK or any(sizes[a] < 2 for a in axes):
@@ -270,7 +273,13 @@ def _fast_entry(kind: str, x: GPUArray, out: GPUArray, axes: tuple[int, ...]
         src = x
         fft_type = (_C2C_TYPES if kind == "c2c" else _R2C_TYPES)[x.dtype.name]
     lay = _layout(src, out, axes, logical)
-    return None if lay is None else ((fft_type, *lay), kind == "c2r")
+    if lay is None:
+        return None
+    if kind != "c2r":
+        return (fft_type, *lay), _NO_COPY
+    # a contiguous cuda input is copied with one cuMemcpyAsync into a pool block
+    memcpy = x.is_contiguous and x._device.type == "cuda"
+    return (fft_type, *lay), _MEMCPY if memcpy else _COPY
 
 
 def _fast(kind: str, x: GPUArray, out: GPUArray, axes: tuple[int, ...], direction: int,
@@ -290,8 +299,19 @@ def _fast(kind: str, x: GPUArray, out: GPUArray, axes: tuple[int, ...], directio
     if not _aligned(out) or not (copy or _aligned(x)):
         return False
     index = out._device.index
-    src = _contiguous(x) if copy else x
-    cufft.execute(cufft.plan(index, *args), index, _ptr(src), _ptr(out), direction)
+    plan = cufft.plan(index, *args)
+    if copy == _MEMCPY:
+        # the private copy needs no array object: a pool block on this stream, returned to
+        # the stream's cache (stream-ordered) once this call has enqueued its work
+        handle, pool = cufft.stream_pool(index)
+        nbytes = x.nbytes
+        block = pool.allocate(nbytes, handle)
+        device.context(index).copy_async(block.ptr, _ptr(x), nbytes, handle)
+        cufft.execute(plan, index, block.ptr, _ptr(out), direction)
+        del block
+    else:
+        src = _contiguous(x) if copy == _COPY else x
+        cufft.execute(plan, index, _ptr(src), _ptr(out), direction)
     _scale(out, scale)
     return True
 
