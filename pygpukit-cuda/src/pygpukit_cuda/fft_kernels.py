@@ -226,18 +226,29 @@ extern "C" __global__ void pgk_fft_scale_f64(double* p, long long n, double s) {
 """
 
 
+#: (device, double precision, element count) -> (scale kernel, grid): a repeated scaling
+#: looks nothing else up (loaded functions live as long as the process)
+_scale_launches: dict[tuple[int, bool, int], tuple[Any, int]] = {}
+
+
 def _scale(out: GPUArray, scale: float) -> None:
     """out *= scale, in place (out is the kernels' new contiguous output)."""
     if scale == 1.0:
         return
-    parts = 2 if out.dtype.is_complex else 1
-    double = out.dtype in (dt.float64, dt.complex128)
-    name = "pgk_fft_scale_f64" if double else "pgk_fft_scale_f32"
-    fmt = "@Qqd" if double else "@Qqf"
-    index = out.device.index
-    fn = launcher.function(index, name, _SCALE_SOURCE, fmt)
-    n = out.size * parts
-    grid = max(1, min(-(-n // BLOCK), sm_count(index) * 32))
+    d = out._dtype
+    double = d in (dt.float64, dt.complex128)
+    n = out.size * (2 if d.is_complex else 1)
+    index = out._device.index
+    key = (index, double, n)
+    found = _scale_launches.get(key)
+    if found is None:
+        name = "pgk_fft_scale_f64" if double else "pgk_fft_scale_f32"
+        fn = launcher.function(index, name, _SCALE_SOURCE, "@Qqd" if double else "@Qqf")
+        grid = max(1, min(-(-n // BLOCK), sm_count(index) * 32))
+        if len(_scale_launches) >= 1024:
+            _scale_launches.clear()  # endlessly new sizes: start over rather than grow
+        found = _scale_launches[key] = (fn, grid)
+    fn, grid = found
     fn.launch((grid,), (BLOCK,), (_ptr(out), n, scale))
 
 
