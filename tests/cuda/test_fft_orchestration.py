@@ -200,3 +200,61 @@ def test_real_operands_at_odd_offsets_reach_cufft_aligned(
     for _ in range(2):
         fft_kernels.fft_r2c(x, spec, (1,), 1.0)
         np.testing.assert_allclose(view(spec), want, atol=tol * 10)
+
+
+# -- the fast path's cache: one decision per operand layout, never a wrong one reused --------
+def test_fast_path_keys_on_strides_axes_and_direction() -> None:
+    fft_kernels._fast_plans.clear()
+    a = RNG.standard_normal((8, 8)) + 1j * RNG.standard_normal((8, 8))
+    x = _host(a)
+    xt = gp.permute_dims(x, (1, 0))  # the same shape, other strides
+    calls = [(x, (1,), True), (xt, (1,), True), (x, (0,), True), (x, (1,), False),
+             (xt, (0, 1), False), (x, (1,), True), (xt, (1,), True)]  # fmt: skip
+    for v, axes, forward in calls:
+        npv = a if v is x else a.T
+        out = gp.empty((8, 8), dtype=gp.complex128, device="cpu")
+        fft_kernels.fft_c2c(v, out, axes, forward, 0.25)
+        want = np.fft.fftn(npv, axes=axes) if forward else \
+            np.fft.ifftn(npv, axes=axes, norm="forward")  # fmt: skip
+        np.testing.assert_allclose(view(out), 0.25 * want, atol=1e-10)
+    assert len(fft_kernels._fast_plans) == 5  # one per distinct layout, repeats reused
+
+
+def test_fast_path_c2r_keys_on_output_length_and_copies_each_call() -> None:
+    fft_kernels._fast_plans.clear()
+    a = RNG.standard_normal((3, 16))
+    for n in (16, 15, 16, 15):  # the same 9-long spectrum, two output lengths
+        spec_np = np.fft.rfft(a[:, :n], axis=1)
+        spec_np = np.concatenate([spec_np, np.zeros((3, 9 - spec_np.shape[1]))], axis=1)
+        spec = _host(spec_np[:, : n // 2 + 1].copy())
+        before = view(spec).copy()
+        out = gp.empty((3, n), dtype=gp.float64, device="cpu")
+        fft_kernels.fft_c2r(spec, out, (1,), 1.0 / n)
+        np.testing.assert_allclose(view(out), a[:, :n], atol=1e-10)
+        np.testing.assert_array_equal(view(spec), before)  # cuFFT's overwrite hit a copy
+    assert len(fft_kernels._fast_plans) == 2
+
+
+def test_fast_path_takes_the_general_path_where_it_must() -> None:
+    fft_kernels._fast_plans.clear()
+    # length-1 axes and four axes are the general path's; their entries say so
+    a = RNG.standard_normal((2, 1, 3, 4)) + 0j
+    out = gp.empty(a.shape, dtype=gp.complex128, device="cpu")
+    fft_kernels.fft_c2c(_host(a), out, (0, 1, 2, 3), True, 1.0)
+    np.testing.assert_allclose(view(out), np.fft.fftn(a), atol=1e-10)
+    out = gp.empty(a.shape, dtype=gp.complex128, device="cpu")
+    fft_kernels.fft_c2c(_host(a), out, (1, 3), True, 1.0)
+    np.testing.assert_allclose(view(out), np.fft.fftn(a, axes=(1, 3)), atol=1e-10)
+    assert list(fft_kernels._fast_plans.values()) == [None, None]
+
+
+def test_fast_path_c2r_reads_a_strided_spectrum() -> None:
+    a = RNG.standard_normal((6, 10))
+    spec_t = _host(np.ascontiguousarray(np.fft.rfft(a, axis=1).T))  # (6, 6) stored transposed
+    spec = gp.permute_dims(spec_t, (1, 0))
+    before = view(spec).copy()
+    for _ in range(2):
+        out = gp.empty((6, 10), dtype=gp.float64, device="cpu")
+        fft_kernels.fft_c2r(spec, out, (1,), 0.1)
+        np.testing.assert_allclose(view(out), a, atol=1e-10)
+        np.testing.assert_array_equal(view(spec), before)

@@ -26,7 +26,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from . import _loader, plans, streams
+from . import _loader, device, plans, streams
 
 # cufftType values of cufft.h: (complex-to-complex, real-to-complex, complex-to-real)
 C2C, R2C, C2R = 0x29, 0x2A, 0x2C
@@ -142,17 +142,20 @@ def plan(device_index: int, fft_type: int, n: tuple[int, ...], inembed: tuple[in
     return made
 
 
-def execute(fft_plan: Any, device_index: int, in_ptr: int, out_ptr: int, direction: int) -> None:
-    """Enqueue `fft_plan` on the current stream with a work area from that stream's pool."""
-    from .device import allocator
-
+def stream_pool(device_index: int) -> tuple[int, Any]:
+    """The current stream's handle and the pool its scratch blocks come from (a graph's
+    private pool while capturing)."""
     s = streams._current.get()
     if s is None:
-        handle, pool = 0, allocator(device_index)
-    else:
-        if s.device_index != device_index:
-            streams.current(device_index)  # raises, naming both devices
-        handle, pool = s.ptr, s.capture_pool or allocator(device_index)
+        return 0, device.allocator(device_index)
+    if s.device_index != device_index:
+        streams.current(device_index)  # raises, naming both devices
+    return s.ptr, s.capture_pool or device.allocator(device_index)
+
+
+def execute(fft_plan: Any, device_index: int, in_ptr: int, out_ptr: int, direction: int) -> None:
+    """Enqueue `fft_plan` on the current stream with a work area from that stream's pool."""
+    handle, pool = stream_pool(device_index)
     nbytes = int(fft_plan.work_bytes)
     if nbytes:
         work = pool.allocate(nbytes, handle)  # back to the stream's cache after this call

@@ -10,7 +10,13 @@ copy with the transformed axes last. More than three axes take several passes (t
 transform is separable): complex passes run in place on the output.
 
 cuFFT's complex-to-real transform overwrites its input, so ``fft_c2r`` always reads a
-private copy, never the caller's array.
+private copy, never the caller's array (for a contiguous input, one cuMemcpyAsync into a
+pool block).
+
+A repeated call takes a fast path (`_fast`): the whole decision for one operand layout —
+single pass or not, which plan, whether the input is copied — is made once and kept in
+``plans.FFT_FAST``; a later call with the same shapes, strides, dtypes, axes and direction
+only checks alignment, makes the private copy where c2r needs one, executes and scales.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from typing import Any
 from pygpukit import GPUArray, Kernel, KernelProvider
 from pygpukit.core import dtypes as dt
 
-from . import cufft, launcher, plans
+from . import cufft, device, launcher, plans, streams
 from .device_facts import BLOCK, sm_count
 from .dims import merge_dims
 
@@ -112,6 +118,12 @@ def _contiguous(x: GPUArray) -> GPUArray:
     from . import complex_planes
 
     out = GPUArray.empty(x.shape, x.dtype, x.device)
+    if x.is_contiguous and x._device.type == "cuda" and out.nbytes:
+        # the common case is one cuMemcpyAsync, without the copy kernel's dispatch
+        index = x._device.index
+        stream = streams.current_handle(index)
+        device.context(index).copy_async(_ptr(out), _ptr(x), out.nbytes, stream)
+        return out
     complex_planes.raw_copy(x, out)
     return out
 
@@ -214,25 +226,113 @@ extern "C" __global__ void pgk_fft_scale_f64(double* p, long long n, double s) {
 """
 
 
+#: (device, double precision, element count) -> (scale kernel, grid): a repeated scaling
+#: looks nothing else up (loaded functions live as long as the process)
+_scale_launches: dict[tuple[int, bool, int], tuple[Any, int]] = {}
+
+
 def _scale(out: GPUArray, scale: float) -> None:
     """out *= scale, in place (out is the kernels' new contiguous output)."""
     if scale == 1.0:
         return
-    parts = 2 if out.dtype.is_complex else 1
-    double = out.dtype in (dt.float64, dt.complex128)
-    name = "pgk_fft_scale_f64" if double else "pgk_fft_scale_f32"
-    fmt = "@Qqd" if double else "@Qqf"
-    index = out.device.index
-    fn = launcher.function(index, name, _SCALE_SOURCE, fmt)
-    n = out.size * parts
-    grid = max(1, min(-(-n // BLOCK), sm_count(index) * 32))
+    d = out._dtype
+    double = d in (dt.float64, dt.complex128)
+    n = out.size * (2 if d.is_complex else 1)
+    index = out._device.index
+    key = (index, double, n)
+    found = _scale_launches.get(key)
+    if found is None:
+        name = "pgk_fft_scale_f64" if double else "pgk_fft_scale_f32"
+        fn = launcher.function(index, name, _SCALE_SOURCE, "@Qqd" if double else "@Qqf")
+        grid = max(1, min(-(-n // BLOCK), sm_count(index) * 32))
+        if len(_scale_launches) >= 1024:
+            _scale_launches.clear()  # endlessly new sizes: start over rather than grow
+        found = _scale_launches[key] = (fn, grid)
+    fn, grid = found
     fn.launch((grid,), (BLOCK,), (_ptr(out), n, scale))
+
+
+# -- the fast path: one decision per operand layout -------------------------------------------
+#: (kind, both operands' shapes, strides and dtypes, axes, direction, device) -> (cufft.plan's
+#: arguments, whether the input is copied first), or None where the call needs the general
+#: path (several passes, length-1 axes, a layout cuFFT cannot address directly)
+_fast_plans = plans.FFT_FAST
+_MISS = object()
+#: how the fast path feeds cuFFT: the input itself, a raw pool block filled by one
+#: cuMemcpyAsync (c2r of a contiguous cuda array), or a contiguous copy array (c2r otherwise)
+_NO_COPY, _MEMCPY, _COPY = 0, 1, 2
+
+
+def _fast_entry(kind: str, x: GPUArray, out: GPUArray, axes: tuple[int, ...]
+                ) -> tuple[tuple[Any, ...], int] | None:  # fmt: skip
+    """The fast path's decision for this layout (see `_fast_plans`)."""
+    sizes = out.shape if kind == "c2r" else x.shape
+    if len(axes) > MAX_RANK or any(sizes[a] < 2 for a in axes):
+        return None
+    logical = tuple(sizes[a] for a in axes)
+    if kind == "c2r":
+        # c2r overwrites its input: it reads a contiguous private copy, whose strides are
+        # known now although its address is not
+        strides: list[int] = []
+        step = x.dtype.itemsize
+        for n in reversed(x.shape):
+            strides.insert(0, step)
+            step *= n
+        src = x._view(x.shape, tuple(strides), 0)
+        fft_type = _C2R_TYPES[x.dtype.name]
+    else:
+        src = x
+        fft_type = (_C2C_TYPES if kind == "c2c" else _R2C_TYPES)[x.dtype.name]
+    lay = _layout(src, out, axes, logical)
+    if lay is None:
+        return None
+    if kind != "c2r":
+        return (fft_type, *lay), _NO_COPY
+    # a contiguous cuda input is copied with one cuMemcpyAsync into a pool block
+    memcpy = x.is_contiguous and x._device.type == "cuda"
+    return (fft_type, *lay), _MEMCPY if memcpy else _COPY
+
+
+def _fast(kind: str, x: GPUArray, out: GPUArray, axes: tuple[int, ...], direction: int,
+          scale: float) -> bool:  # fmt: skip
+    """Run the whole transform (scale included) as one planned cuFFT call when this layout
+    allows it; False (nothing done) when the general path must run."""
+    key = (kind, x._shape, x._strides, x._dtype.name, out._shape, out._strides, out._dtype.name,
+           axes, direction, out._device)  # fmt: skip
+    entry = _fast_plans.get(key, _MISS)
+    if entry is _MISS:
+        entry = _fast_plans.put(key, _fast_entry(kind, x, out, axes))
+    if entry is None:
+        return False
+    args, copy = entry
+    # the cache knows layouts, not addresses: alignment is asked each call (a private copy
+    # is a fresh allocation, always aligned)
+    if not _aligned(out) or not (copy or _aligned(x)):
+        return False
+    index = out._device.index
+    plan = cufft.plan(index, *args)
+    if copy == _MEMCPY:
+        # the private copy needs no array object: a pool block on this stream, returned to
+        # the stream's cache (stream-ordered) once this call has enqueued its work
+        handle, pool = cufft.stream_pool(index)
+        nbytes = x.nbytes
+        block = pool.allocate(nbytes, handle)
+        device.context(index).copy_async(block.ptr, _ptr(x), nbytes, handle)
+        cufft.execute(plan, index, block.ptr, _ptr(out), direction)
+        del block
+    else:
+        src = _contiguous(x) if copy == _COPY else x
+        cufft.execute(plan, index, _ptr(src), _ptr(out), direction)
+    _scale(out, scale)
+    return True
 
 
 # -- the kernels ---------------------------------------------------------------------------
 def fft_c2c(x: GPUArray, out: GPUArray, axes: tuple[int, ...], forward: bool,
             scale: float) -> None:  # fmt: skip
     direction = cufft.FORWARD if forward else cufft.INVERSE
+    if _fast("c2c", x, out, tuple(axes), direction, scale):
+        return
     src, private = x, False
     for group in _groups(tuple(axes)):
         _pass("c2c", src, out, group, direction, private)
@@ -241,6 +341,8 @@ def fft_c2c(x: GPUArray, out: GPUArray, axes: tuple[int, ...], forward: bool,
 
 
 def fft_r2c(x: GPUArray, out: GPUArray, axes: tuple[int, ...], scale: float) -> None:
+    if _fast("r2c", x, out, tuple(axes), cufft.FORWARD, scale):
+        return
     groups = _groups(tuple(axes))
     _pass("r2c", x, out, groups[0], cufft.FORWARD, False)
     for group in groups[1:]:
@@ -249,6 +351,8 @@ def fft_r2c(x: GPUArray, out: GPUArray, axes: tuple[int, ...], scale: float) -> 
 
 
 def fft_c2r(x: GPUArray, out: GPUArray, axes: tuple[int, ...], scale: float) -> None:
+    if _fast("c2r", x, out, tuple(axes), 0, scale):
+        return
     groups = _groups(tuple(axes))
     src, private = x, False
     if len(groups) > 1:  # the complex axes first, on a copy, then the real transform

@@ -52,8 +52,11 @@ MATMUL = PlanCache("matmul", 4096)
 CUFFT = PlanCache("cufft", 256)
 #: an FFT pass's operand layouts -> cufft.plan's arguments, where no copy is needed
 FFT_LAYOUT = PlanCache("fft_layout", 1024)
+#: an FFT kernel call's operand layouts -> its single-pass decision (plan arguments, input
+#: copied or not), or None where it takes the general path
+FFT_FAST = PlanCache("fft_fast", 1024)
 
-ALL = (ELEMENTWISE, CAST, REDUCTION, CUBLASLT, MATMUL, CUFFT, FFT_LAYOUT)
+ALL = (ELEMENTWISE, CAST, REDUCTION, CUBLASLT, MATMUL, CUFFT, FFT_LAYOUT, FFT_FAST)
 
 
 def forget() -> None:

@@ -189,3 +189,19 @@ def test_a_new_plan_inside_a_capture_is_refused_by_name() -> None:
     g = gp.cuda.Graph()
     with pytest.raises(RuntimeError, match="before capturing"), gp.cuda.graph(g):
         gp.fft.fft(x)
+
+
+def test_repeated_calls_with_changed_arguments_on_the_fast_path() -> None:
+    # each call's key differs from the one before in one thing (n, norm, axis, layout): a
+    # reused decision or plan would give a wrong answer or shape
+    a = _data((6, 400), np.float32)
+    x = gp.asarray(a, device="cuda")
+    xt = gp.permute_dims(gp.asarray(np.ascontiguousarray(a.T), device="cuda"), (1, 0))
+    for kw in [{}, {"n": 256}, {}, {"norm": "ortho"}, {"norm": "forward"}, {"axis": 0}, {}]:
+        _close(gp.fft.rfft(x, **kw), _ref(np.fft.rfft, a, **kw), np.complex64)  # type: ignore[arg-type]
+        _close(gp.fft.rfft(xt, **kw), _ref(np.fft.rfft, a, **kw), np.complex64)  # type: ignore[arg-type]
+    spec_np = np.fft.rfft(a).astype(np.complex64)
+    spec = gp.asarray(spec_np, device="cuda")
+    for kw in [{}, {"n": 399}, {"n": 400}, {"norm": "ortho"}, {}, {"axis": 0}]:
+        _close(gp.fft.irfft(spec, **kw), _ref(np.fft.irfft, spec_np, **kw), np.float32)  # type: ignore[arg-type]
+        np.testing.assert_array_equal(spec.to_numpy(), spec_np)  # cuFFT overwrote a copy

@@ -19,6 +19,12 @@ derives from ``norm``:
 Dtypes are kept: complex64 stays complex64, float32 rfft gives complex64. float16 and
 bfloat16 inputs are computed in float32. Integer and bool inputs raise TypeError, as
 the standard asks for floating-point inputs.
+
+A repeated call is a fast path: the checks, output shape, axes and scale depend only on
+the function, the input's shape and dtype and the arguments, so once a call has passed
+them with the input going straight to the kernel (no cast, pad or crop), that decision is
+kept (`_decided`) and a later call with the same key only allocates the output and runs
+the kernel.
 """
 
 from __future__ import annotations
@@ -153,7 +159,14 @@ def _scale(norm: str, size: int, forward: bool) -> float:
 
 
 def _run(op: str, x: GPUArray, out_shape: tuple[int, ...], out_dtype: dt.DataType,
-         backend: str | None, *args: Any) -> GPUArray:  # fmt: skip
+         backend: str | None, *args: Any, key: Any = None, given: Any = None
+         ) -> GPUArray:  # fmt: skip
+    """Run kernel `op`; with `key`, keep the decision for `_again` when x is the caller's
+    own array `given` (nothing was cast, padded or cropped on the way)."""
+    if key is not None and x is given:
+        if len(_decided) >= _DECIDED_LIMIT:
+            _decided.clear()  # endlessly new shapes: start over rather than grow
+        _decided[key] = (op, out_shape, out_dtype, args)
     fn = kernel_on(op, x.device, (x.dtype,), backend)
     out = empty(out_shape, out_dtype, x.device)
     if out.size:
@@ -161,9 +174,44 @@ def _run(op: str, x: GPUArray, out_shape: tuple[int, ...], out_dtype: dt.DataTyp
     return out
 
 
+#: (function, input shape, input dtype, n/s, axis/axes, norm, backend) -> (kernel, output
+#: shape, output dtype, kernel arguments) of a call whose input went straight to the kernel
+_decided: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+_DECIDED_LIMIT = 1024
+
+
+def _key(fn: str, x: Any, size: Any, axis: Any, norm: Any, backend: Any) -> Any:
+    """The fast-path key of a call, or None when its arguments are not plain enough to key
+    on (a bool or NumPy int could compare equal to an int that means something else)."""
+    if type(x) is not GPUArray or type(norm) is not str:
+        return None
+    parts = [size, axis]
+    for i, v in enumerate(parts):
+        if v is None or type(v) is int:
+            continue
+        if type(v) not in (tuple, list) or any(type(e) is not int for e in v):
+            return None
+        parts[i] = tuple(v)  # lists key as the tuples they equal
+    return (fn, x._shape, x._dtype, parts[0], parts[1], norm, backend)
+
+
+def _again(key: Any, x: GPUArray, backend: str | None) -> GPUArray | None:
+    """The result of a call already decided under `key`, or None (take the full path)."""
+    entry = _decided.get(key) if key is not None else None
+    if entry is None:
+        return None
+    op, out_shape, out_dtype, args = entry
+    fn = kernel_on(op, x._device, (x._dtype,), backend)
+    out = empty(out_shape, out_dtype, x._device)
+    if out.size:
+        fn(x, out, *args)
+    return out
+
+
 # -- complex to complex --------------------------------------------------------------------
 def _c2c(fn: str, z: GPUArray, sizes: list[int | None], axes: tuple[int, ...], norm: str,
-         forward: bool, backend: str | None) -> GPUArray:  # fmt: skip
+         forward: bool, backend: str | None, key: Any = None,
+         given: Any = None) -> GPUArray:  # fmt: skip
     """The complex transform of the checked, complex `z` (`sizes`: None keeps a length)."""
     lengths = {a: (z.shape[a] if n is None else n) for a, n in zip(axes, sizes, strict=True)}
     for a, n in lengths.items():
@@ -173,46 +221,63 @@ def _c2c(fn: str, z: GPUArray, sizes: list[int | None], axes: tuple[int, ...], n
             )
     z = _fit(z, lengths, backend)
     scale = _scale(norm, math.prod(lengths.values()), forward)
-    return _run("fft_c2c", z, z.shape, z.dtype, backend, axes, forward, scale)
+    return _run("fft_c2c", z, z.shape, z.dtype, backend, axes, forward, scale, key=key, given=given)
 
 
 def fft(x: GPUArray, /, *, n: int | None = None, axis: int = -1, norm: str = "backward",
         backend: str | None = None) -> GPUArray:  # fmt: skip
     """The one-dimensional discrete Fourier transform along `axis` (length `n`)."""
+    key = _key("fft", x, n, axis, norm, backend)
+    done = _again(key, x, backend)
+    if done is not None:
+        return done
     z = _check_x("fft", x, "complex")
     a = _one_axis("fft", z, axis)
     size = None if n is None else _length("fft", "n", n)
-    return _c2c("fft", z, [size], (a,), _check_norm("fft", norm), True, backend)
+    return _c2c("fft", z, [size], (a,), _check_norm("fft", norm), True, backend, key, x)
 
 
 def ifft(x: GPUArray, /, *, n: int | None = None, axis: int = -1, norm: str = "backward",
          backend: str | None = None) -> GPUArray:  # fmt: skip
     """The one-dimensional inverse discrete Fourier transform along `axis`."""
+    key = _key("ifft", x, n, axis, norm, backend)
+    done = _again(key, x, backend)
+    if done is not None:
+        return done
     z = _check_x("ifft", x, "complex")
     a = _one_axis("ifft", z, axis)
     size = None if n is None else _length("ifft", "n", n)
-    return _c2c("ifft", z, [size], (a,), _check_norm("ifft", norm), False, backend)
+    return _c2c("ifft", z, [size], (a,), _check_norm("ifft", norm), False, backend, key, x)
 
 
 def fftn(x: GPUArray, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
          norm: str = "backward", backend: str | None = None) -> GPUArray:  # fmt: skip
     """The n-dimensional discrete Fourier transform over `axes` (all when None)."""
+    key = _key("fftn", x, s, axes, norm, backend)
+    done = _again(key, x, backend)
+    if done is not None:
+        return done
     z = _check_x("fftn", x, "complex")
     chosen, sizes = _axes_and_sizes("fftn", z, s, axes)
-    return _c2c("fftn", z, sizes, chosen, _check_norm("fftn", norm), True, backend)
+    return _c2c("fftn", z, sizes, chosen, _check_norm("fftn", norm), True, backend, key, x)
 
 
 def ifftn(x: GPUArray, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
           norm: str = "backward", backend: str | None = None) -> GPUArray:  # fmt: skip
     """The n-dimensional inverse discrete Fourier transform over `axes` (all when None)."""
+    key = _key("ifftn", x, s, axes, norm, backend)
+    done = _again(key, x, backend)
+    if done is not None:
+        return done
     z = _check_x("ifftn", x, "complex")
     chosen, sizes = _axes_and_sizes("ifftn", z, s, axes)
-    return _c2c("ifftn", z, sizes, chosen, _check_norm("ifftn", norm), False, backend)
+    return _c2c("ifftn", z, sizes, chosen, _check_norm("ifftn", norm), False, backend, key, x)
 
 
 # -- real to complex and back ----------------------------------------------------------
 def _r2c(fn: str, x: GPUArray, sizes: list[int | None], axes: tuple[int, ...], norm: str,
-         forward: bool, backend: str | None) -> GPUArray:  # fmt: skip
+         forward: bool, backend: str | None, key: Any = None,
+         given: Any = None) -> GPUArray:  # fmt: skip
     """The forward real transform (ihfft passes forward=False for its scale only)."""
     lengths = {a: (x.shape[a] if n is None else n) for a, n in zip(axes, sizes, strict=True)}
     for a, n in lengths.items():
@@ -224,11 +289,22 @@ def _r2c(fn: str, x: GPUArray, sizes: list[int | None], axes: tuple[int, ...], n
     shape = list(y.shape)
     shape[axes[-1]] = y.shape[axes[-1]] // 2 + 1
     scale = _scale(norm, math.prod(lengths.values()), forward)
-    return _run("fft_r2c", y, tuple(shape), dt.complex_of(y.dtype), backend, axes, scale)
+    return _run(
+        "fft_r2c",
+        y,
+        tuple(shape),
+        dt.complex_of(y.dtype),
+        backend,
+        axes,
+        scale,
+        key=key,
+        given=given,
+    )
 
 
 def _c2r(fn: str, z: GPUArray, sizes: list[int | None], axes: tuple[int, ...], norm: str,
-         forward: bool, backend: str | None) -> GPUArray:  # fmt: skip
+         forward: bool, backend: str | None, key: Any = None,
+         given: Any = None) -> GPUArray:  # fmt: skip
     """The inverse real transform (hfft passes forward=True for its scale only)."""
     last = axes[-1]
     lengths = {a: (z.shape[a] if n is None else n) for a, n in zip(axes, sizes, strict=True)}
@@ -248,43 +324,61 @@ def _c2r(fn: str, z: GPUArray, sizes: list[int | None], axes: tuple[int, ...], n
     shape = list(y.shape)
     shape[last] = lengths[last]
     scale = _scale(norm, math.prod(lengths.values()), forward)
-    return _run("fft_c2r", y, tuple(shape), dt.real_of(y.dtype), backend, axes, scale)
+    return _run(
+        "fft_c2r", y, tuple(shape), dt.real_of(y.dtype), backend, axes, scale, key=key, given=given
+    )
 
 
 def rfft(x: GPUArray, /, *, n: int | None = None, axis: int = -1, norm: str = "backward",
          backend: str | None = None) -> GPUArray:  # fmt: skip
     """The one-dimensional transform of a real signal: the n // 2 + 1 non-negative
     frequencies."""
+    key = _key("rfft", x, n, axis, norm, backend)
+    done = _again(key, x, backend)
+    if done is not None:
+        return done
     y = _check_x("rfft", x, "real")
     a = _one_axis("rfft", y, axis)
     size = None if n is None else _length("rfft", "n", n)
-    return _r2c("rfft", y, [size], (a,), _check_norm("rfft", norm), True, backend)
+    return _r2c("rfft", y, [size], (a,), _check_norm("rfft", norm), True, backend, key, x)
 
 
 def irfft(x: GPUArray, /, *, n: int | None = None, axis: int = -1, norm: str = "backward",
           backend: str | None = None) -> GPUArray:  # fmt: skip
     """The inverse of `rfft`: a real signal of length `n` (default 2 * (m - 1))."""
+    key = _key("irfft", x, n, axis, norm, backend)
+    done = _again(key, x, backend)
+    if done is not None:
+        return done
     z = _check_x("irfft", x, "complex")
     a = _one_axis("irfft", z, axis)
     size = None if n is None else _length("irfft", "n", n)
-    return _c2r("irfft", z, [size], (a,), _check_norm("irfft", norm), False, backend)
+    return _c2r("irfft", z, [size], (a,), _check_norm("irfft", norm), False, backend, key, x)
 
 
 def rfftn(x: GPUArray, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
           norm: str = "backward", backend: str | None = None) -> GPUArray:  # fmt: skip
     """The n-dimensional transform of a real signal (the last axis halved)."""
+    key = _key("rfftn", x, s, axes, norm, backend)
+    done = _again(key, x, backend)
+    if done is not None:
+        return done
     y = _check_x("rfftn", x, "real")
     chosen, sizes = _axes_and_sizes("rfftn", y, s, axes)
-    return _r2c("rfftn", y, sizes, chosen, _check_norm("rfftn", norm), True, backend)
+    return _r2c("rfftn", y, sizes, chosen, _check_norm("rfftn", norm), True, backend, key, x)
 
 
 def irfftn(x: GPUArray, /, *, s: Sequence[int] | None = None,
            axes: Sequence[int] | None = None, norm: str = "backward",
            backend: str | None = None) -> GPUArray:  # fmt: skip
     """The inverse of `rfftn` (the last axis' length defaults to 2 * (m - 1))."""
+    key = _key("irfftn", x, s, axes, norm, backend)
+    done = _again(key, x, backend)
+    if done is not None:
+        return done
     z = _check_x("irfftn", x, "complex")
     chosen, sizes = _axes_and_sizes("irfftn", z, s, axes)
-    return _c2r("irfftn", z, sizes, chosen, _check_norm("irfftn", norm), False, backend)
+    return _c2r("irfftn", z, sizes, chosen, _check_norm("irfftn", norm), False, backend, key, x)
 
 
 def hfft(x: GPUArray, /, *, n: int | None = None, axis: int = -1, norm: str = "backward",
