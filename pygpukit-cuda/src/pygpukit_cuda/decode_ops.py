@@ -94,15 +94,20 @@ def _attend_chunk(rows: int, length: int, index: int) -> int:
     return chunk
 
 
-def _vector_keys(q: GPUArray, k: GPUArray, out: GPUArray) -> bool:
-    """The attention kernel's 16-byte key loads serve: keys of out's 16-bit dtype, unit
-    stride along D, D % 8 == 0, and every key row 16-byte aligned."""
+def _vector_cache(q: GPUArray, k: GPUArray, v: GPUArray, out: GPUArray) -> bool:
+    """The attention kernel's vector loads serve: keys and values of out's 16-bit dtype,
+    unit stride along the head dim; keys: D % 8 == 0, every row 16-byte aligned (16-byte
+    loads); values: Dv even, every row 4-byte aligned (pairs of dims)."""
     if out.dtype not in (dt.float16, dt.bfloat16) or k.dtype is not out.dtype:
         return False
-    d = k.shape[3]
-    if d % 8 or k.strides[3] != k.dtype.itemsize or q.shape[3] != d:
+    if v.dtype is not out.dtype:
         return False
-    return not (_ptr(k) % 16 or any(s % 16 for s in k.strides[:3]))
+    d, dv, size = k.shape[3], v.shape[3], out.dtype.itemsize
+    if d % 8 or dv % 2 or k.strides[3] != size or v.strides[3] != size or q.shape[3] != d:
+        return False
+    if _ptr(k) % 16 or any(s % 16 for s in k.strides[:3]):
+        return False
+    return not (_ptr(v) % 4 or any(s % 4 for s in v.strides[:3]))
 
 
 def sdpa_causal_cache(q: GPUArray, k: GPUArray, v: GPUArray, starts: GPUArray, ends: GPUArray,
@@ -131,7 +136,7 @@ def sdpa_causal_cache(q: GPUArray, k: GPUArray, v: GPUArray, starts: GPUArray, e
               (_ptr(q), _ptr(k), _ptr(v), _ptr(starts), _ptr(ends), _ptr(part), _ptr(stats),
                *codes, rows, hq, hq // hkv, sq, length, d, dv, *q.strides, *k.strides,
                *v.strides, starts.strides[0], ends.strides[0], float(scale), window,
-               nsplit, chunk, int(_vector_keys(q, k, out))))  # fmt: skip
+               nsplit, chunk, int(_vector_cache(q, k, v, out))))  # fmt: skip
     merge = launcher.function(index, name + "_merge", src, "@QQQqq")
     merge.launch((rows,), (min(256, max(32, -(-dv // 32) * 32)),),
                  (_ptr(part), _ptr(stats), _ptr(out), nsplit, dv))  # fmt: skip

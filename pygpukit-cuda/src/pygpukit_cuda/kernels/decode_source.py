@@ -164,22 +164,10 @@ extern "C" __global__ void __launch_bounds__(128, 1) %(name)s(
     #pragma unroll
     for (int t = 0; t < %(MAXD)d / 32; ++t) acc[t] *= alpha;
     const int n = (int)(hi - j0 < 32 ? hi - j0 : 32);
-    for (int jj = 0; jj < n; ++jj) {
-      const T pj = __shfl_sync(0xffffffffu, p, jj);
-      const char* vr = vp + (j0 + jj) * vs;
-      #pragma unroll
-      for (int t = 0; t < %(MAXD)d / 32; ++t) {
-        const long long d = lane + 32 * t;
-        if (d < Dv) acc[t] += pj * pgk_fast(vr + d * vd, cv);
-      }
-    }
+%(pv)s
   }
   T* pr = part + (r * nsplit + split) * Dv;
-  #pragma unroll
-  for (int t = 0; t < %(MAXD)d / 32; ++t) {
-    const long long d = lane + 32 * t;
-    if (d < Dv) pr[d] = acc[t];
-  }
+%(store)s
   if (lane == 0) {
     stats[(r * nsplit + split) * 2] = m;
     stats[(r * nsplit + split) * 2 + 1] = l;
@@ -242,6 +230,61 @@ _KDOT_VECTOR = r"""
       } else {
         for (long long d = 0; d < D; ++d) dot += qsh[warp][d] * pgk_fast(kr + d * kd, ck);
       }
+"""
+
+# P @ V, one key at a time, lanes over the value dims (acc[t]: dim lane + 32 t)
+_PV_GENERIC = r"""
+    for (int jj = 0; jj < n; ++jj) {
+      const T pj = __shfl_sync(0xffffffffu, p, jj);
+      const char* vr = vp + (j0 + jj) * vs;
+      #pragma unroll
+      for (int t = 0; t < %(MAXD)d / 32; ++t) {
+        const long long d = lane + 32 * t;
+        if (d < Dv) acc[t] += pj * pgk_fast(vr + d * vd, cv);
+      }
+    }
+"""
+_STORE_GENERIC = r"""
+  #pragma unroll
+  for (int t = 0; t < %(MAXD)d / 32; ++t) {
+    const long long d = lane + 32 * t;
+    if (d < Dv) pr[d] = acc[t];
+  }
+"""
+
+# 16-bit values (vec): a lane reads dims (2 lane, 2 lane + 1) + 64 t as one 4-byte word, with
+# no out-of-line reader in the loop, so the unrolled keys' loads are all in flight together
+# (acc[2 t], acc[2 t + 1]: dims 64 t + 2 lane and 64 t + 2 lane + 1)
+_PV_VECTOR = r"""
+    if (vec) {
+      #pragma unroll 8
+      for (int jj = 0; jj < n; ++jj) {
+        const T pj = __shfl_sync(0xffffffffu, p, jj);
+        const char* vr = vp + (j0 + jj) * vs;
+        #pragma unroll
+        for (int t = 0; t < %(MAXD)d / 64; ++t) {
+          const long long d = 64 * t + 2 * lane;
+          if (d < Dv) {
+            const unsigned w2 = *(const unsigned*)(vr + d * 2);
+            acc[2 * t] += pj * %(lo)s(w2);
+            acc[2 * t + 1] += pj * %(hi)s(w2);
+          }
+        }
+      }
+    } else {
+%(generic)s
+    }
+"""
+_STORE_VECTOR = r"""
+  if (vec) {
+    #pragma unroll
+    for (int t = 0; t < %(MAXD)d / 64; ++t) {
+      const long long d = 64 * t + 2 * lane;
+      if (d < Dv) { pr[d] = acc[2 * t]; pr[d + 1] = acc[2 * t + 1]; }
+    }
+  } else {
+%(generic)s
+  }
 """
 
 _GATHER_MM = r"""
@@ -462,10 +505,16 @@ def attend_kernel(out: dt.DataType) -> tuple[str, str]:
     comp = _compute(out)
     name = f"pgk_sdpa_cache_{out.name}"
     extra, kdot = "", _KDOT_GENERIC
-    if out.name in _HALVES:  # keys of the output's 16-bit dtype may take 16-byte loads
+    pv, store = _PV_GENERIC % {"MAXD": MAX_DIM}, _STORE_GENERIC % {"MAXD": MAX_DIM}
+    if out.name in _HALVES:  # a cache of the output's 16-bit dtype may take vector loads
         lo, hi, extra = _HALVES[out.name]
-        kdot = _KDOT_VECTOR % {"MAXD": MAX_DIM, "lo": lo, "hi": hi}
-    src = _ATTEND.replace("%(kdot)s", kdot.replace("%", "%%"))
+        fill = {"MAXD": MAX_DIM, "lo": lo, "hi": hi}
+        kdot = _KDOT_VECTOR % fill
+        pv = _PV_VECTOR % dict(fill, generic=pv)
+        store = _STORE_VECTOR % dict(fill, generic=store)
+    src = _ATTEND
+    for key, text in (("kdot", kdot), ("pv", pv), ("store", store)):
+        src = src.replace(f"%({key})s", text.replace("%", "%%"))
     body = src % {"name": name, "C": ctype(comp).math, "CN": comp.name, "O": out.name,
                   "OM": ctype(out).math, "osize": out.itemsize, "R": ROWS_PER_BLOCK,
                   "MAXD": MAX_DIM, "exp": "exp" if comp is dt.float64 else "expf"}  # fmt: skip
