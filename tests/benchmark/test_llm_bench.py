@@ -28,7 +28,9 @@ def test_cases_follow_the_sizes() -> None:
     assert "TinyLlama-1.1B shape, bf16, batch 32" in keys
     assert "Llama-shaped bf16 checkpoint, 2000 MB" in keys
     quick = [c.case for c in C.build(["llm"], C.Sizes.preset("cuda", quick=True))]
-    assert quick == ["TinyLlama-1.1B shape, bf16, batch 1", "Llama-shaped bf16 checkpoint, 200 MB"]
+    assert quick == ["TinyLlama-1.1B shape, bf16, batch 1",
+                     "TinyLlama-1.1B shape, bf16, batch 1, linear_rows",
+                     "Llama-shaped bf16 checkpoint, 200 MB"]  # fmt: skip
 
 
 def test_bandwidth_table_by_device_name() -> None:
@@ -78,7 +80,7 @@ def test_cpu_run_marks_decode_rows_missing(tmp_path: Path) -> None:
                  "--json", str(path)])  # fmt: skip
     assert code == 0
     rows = json.loads(path.read_text())["rows"]
-    assert [r["status"] for r in rows] == [MISSING, MISSING]
+    assert [r["status"] for r in rows] == [MISSING, MISSING, MISSING]
 
 
 def test_prefill_row_and_the_transformers_names(monkeypatch: pytest.MonkeyPatch) -> None:

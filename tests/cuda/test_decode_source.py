@@ -25,3 +25,16 @@ def test_decode_kernels_compile(arch: int, name_src: tuple[str, str]) -> None:
 def test_names_are_unique() -> None:
     names = [n for n, _ in decode_source.all_sources()]
     assert len(names) == len(set(names))
+
+
+def test_attention_chunks_shorten_for_few_query_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pygpukit_cuda import decode_ops
+
+    monkeypatch.setattr(decode_ops, "sm_count", lambda index: 132)  # an H100
+    # batch-1 TinyLlama decode: 32 rows over a 512-slot cache -> one key per lane
+    assert decode_ops._attend_chunk(32, 512, 0) == 32
+    # 16 rows x 8192 slots: 64-slot chunks make 2048 warps, at least 8 per SM
+    assert decode_ops._attend_chunk(16, 8192, 0) == 64
+    # a prefill's many query rows keep the longest chunk
+    assert decode_ops._attend_chunk(32 * 2048, 4096, 0) == decode_source.CHUNK
+    assert decode_ops._attend_chunk(1, 1, 0) == 32

@@ -83,6 +83,33 @@ def kv_cache_write_pair(keys: GPUArray, values: GPUArray, new_keys: GPUArray,
     _kv_write([(keys, new_keys), (values, new_values)], slots)
 
 
+def _attend_chunk(rows: int, length: int, index: int) -> int:
+    """Cache slots per warp: ks.CHUNK, halved (down to 32, one key per lane) while the
+    launch has fewer than 8 warps per SM. Batch-1 decode has only Hq rows (32 for
+    TinyLlama: 8 blocks), so long chunks would leave most SMs idle and each warp walking
+    its chunk alone."""
+    chunk, want = ks.CHUNK, 8 * sm_count(index)
+    while chunk > 32 and rows * -(-length // chunk) < want:
+        chunk //= 2
+    return chunk
+
+
+def _vector_cache(q: GPUArray, k: GPUArray, v: GPUArray, out: GPUArray) -> bool:
+    """The attention kernel's vector loads serve: keys and values of out's 16-bit dtype,
+    unit stride along the head dim; keys: D % 8 == 0, every row 16-byte aligned (16-byte
+    loads); values: Dv even, every row 4-byte aligned (pairs of dims)."""
+    if out.dtype not in (dt.float16, dt.bfloat16) or k.dtype is not out.dtype:
+        return False
+    if v.dtype is not out.dtype:
+        return False
+    d, dv, size = k.shape[3], v.shape[3], out.dtype.itemsize
+    if d % 8 or dv % 2 or k.strides[3] != size or v.strides[3] != size or q.shape[3] != d:
+        return False
+    if _ptr(k) % 16 or any(s % 16 for s in k.strides[:3]):
+        return False
+    return not (_ptr(v) % 4 or any(s % 4 for s in v.strides[:3]))
+
+
 def sdpa_causal_cache(q: GPUArray, k: GPUArray, v: GPUArray, starts: GPUArray, ends: GPUArray,
                       out: GPUArray, scale: float, window: int) -> None:  # fmt: skip
     b, hq, sq, d = q.shape
@@ -92,14 +119,15 @@ def sdpa_causal_cache(q: GPUArray, k: GPUArray, v: GPUArray, starts: GPUArray, e
             f"cuda sdpa_causal_cache: head_dim {d} / v_dim {dv} over {ks.MAX_DIM}"
         )
     rows = b * hq * sq
-    nsplit = -(-length // ks.CHUNK)
+    chunk = _attend_chunk(rows, length, out.device.index)
+    nsplit = -(-length // chunk)
     comp = ks._compute(out.dtype)
     # unnormalised chunk results; inside a capture these come from the graph's pool
     part = GPUArray.empty((rows, nsplit, dv), comp, out.device)
     stats = GPUArray.empty((rows, nsplit, 2), comp, out.device)
     name, src = ks.attend_kernel(out.dtype)
     index = out.device.index
-    fn = launcher.function(index, name, src, "@QQQQQQQ" + "i" * 5 + "q" * 21 + "dqq")
+    fn = launcher.function(index, name, src, "@QQQQQQQ" + "i" * 5 + "q" * 21 + "dqqqi")
     grid_y = -(-rows // ks.ROWS_PER_BLOCK)
     if grid_y > 65535:
         raise NotImplementedError(f"cuda sdpa_causal_cache: {rows} query rows are too many")
@@ -108,7 +136,7 @@ def sdpa_causal_cache(q: GPUArray, k: GPUArray, v: GPUArray, starts: GPUArray, e
               (_ptr(q), _ptr(k), _ptr(v), _ptr(starts), _ptr(ends), _ptr(part), _ptr(stats),
                *codes, rows, hq, hq // hkv, sq, length, d, dv, *q.strides, *k.strides,
                *v.strides, starts.strides[0], ends.strides[0], float(scale), window,
-               nsplit))  # fmt: skip
+               nsplit, chunk, int(_vector_cache(q, k, v, out))))  # fmt: skip
     merge = launcher.function(index, name + "_merge", src, "@QQQqq")
     merge.launch((rows,), (min(256, max(32, -(-dv // 32) * 32)),),
                  (_ptr(part), _ptr(stats), _ptr(out), nsplit, dv))  # fmt: skip
@@ -151,7 +179,10 @@ def add_rmsnorm(x: GPUArray, y: GPUArray, gamma: GPUArray, total: GPUArray, out:
     name, src = ks.add_rmsnorm_kernel(total.dtype, out.dtype)
     index = out.device.index
     fn = launcher.function(index, name, src, "@QQQQQ" + "q" * 6 + "iiid")
-    fn.launch((rows,), (256,),
+    # enough threads that a row sits in registers (4 per thread: 512 for 2048, 1024 for
+    # 4096), at least 128; a decode step has 1 row, so the block's latency is the kernel's
+    threads = min(1024, max(128, -(-h // (ks.NORM_PER_THREAD * 32)) * 32))
+    fn.launch((rows,), (threads,),
               (_ptr(total), _ptr(out), _ptr(x2), _ptr(y2), _ptr(gamma), h, *x2.strides,
                *y2.strides, gamma.strides[0], ctype(x.dtype).code, ctype(y.dtype).code,
                ctype(gamma.dtype).code, float(eps)))  # fmt: skip

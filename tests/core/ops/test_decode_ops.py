@@ -232,6 +232,21 @@ def test_sdpa_cache_decode_step(device: str, dtype: str) -> None:
 
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32"])
+@pytest.mark.parametrize("end", [1, 33, 300, 512])
+def test_sdpa_cache_batch1_decode_shape(device: str, dtype: str, end: int) -> None:
+    # TinyLlama's decode step: 32 query heads over 4 kv heads, head_dim 64, a 512-slot
+    # cache; on the GPU short chunks (many splits) and, for 16-bit keys, 16-byte key loads
+    _attention_case(device, dtype, 1, 32, 4, 1, 512, 64, [0], [end], 0, 8)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_sdpa_cache_keys_without_vector_loads(device: str) -> None:
+    # head_dim 60 (not a multiple of 8) and a window: the element-by-element key path
+    _attention_case(device, "bfloat16", 1, 8, 2, 1, 200, 60, [3], [150], 70, 9)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_sdpa_cache_prefill_window_and_gqa(device: str) -> None:
     _attention_case(device, "float32", 2, 4, 1, 6, 40, 24, [0, 3], [9, 12], 4, 6)
 
@@ -354,6 +369,24 @@ def test_add_rmsnorm_equals_add_then_rmsnorm(device: str, dtype: str) -> None:
     assert _rel(_back(out), ref) <= max(TOL[dtype], 1e-7)
     with pytest.raises(ValueError, match="gamma"):
         gp.add_rmsnorm(x, y, gamma[:5])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("h", [2048, 5000])
+@pytest.mark.parametrize("dtypes", [("bfloat16", "bfloat16"), ("float32", "bfloat16")])
+def test_add_rmsnorm_wide_rows_and_mixed_dtypes(device: str, h: int,
+                                                dtypes: tuple[str, str]) -> None:  # fmt: skip
+    # 2048: the row sits in registers on the GPU; 5000: past 4 x 1024 elements the rest goes
+    # through the element loop; a float32 x: the mixed-dtype (element loop) path throughout
+    rng = np.random.default_rng(12)
+    x = _put(rng.standard_normal((1, h)), dtypes[0], device)
+    y = _put(rng.standard_normal((1, h)), dtypes[1], device)
+    gamma = _put(1 + 0.1 * rng.standard_normal(h), "bfloat16", device)
+    total, out = gp.add_rmsnorm(x, y, gamma, 1e-5)
+    np.testing.assert_array_equal(_back(total), _back(x + y))
+    s = _back(total)
+    ref = s / np.sqrt((s**2).mean(-1, keepdims=True) + 1e-5) * _back(gamma)
+    assert _rel(_back(out), ref) <= TOL[str(out.dtype)]
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -11,6 +11,11 @@ in shared memory), the warp keeps an online softmax (running max and sum), then 
 switch to the value dims for P @ V. Each (row, chunk) writes an unnormalised partial
 (output, max, sum); a second kernel merges the chunks of each row. Chunks past a row's
 valid range exit at once, so one launch shape serves every step of a growing cache.
+The chunk length is a launch argument (a multiple of 32, at most ``CHUNK``): a decode step
+at batch 1 has only Hq query rows, so the host shortens the chunks until there are enough
+warps to cover the GPU. With 16-bit keys in 16-byte aligned rows (``vec``), each lane reads
+its key row in 16-byte pieces, all in flight at once, instead of one element at a time (a
+chain of D dependent-latency loads was most of the kernel's time at decode).
 """
 
 from __future__ import annotations
@@ -22,10 +27,12 @@ from pygpukit.core import dtypes as dt
 from .ctypes_table import ctype, load_any
 from .preamble import PREAMBLE
 
-#: cache slots per (row, chunk) warp, the most head_dim / v_dim, rows per block
+#: the most cache slots per (row, chunk) warp, the most head_dim / v_dim, rows per block
 CHUNK = 128
 MAX_DIM = 256
 ROWS_PER_BLOCK = 4
+#: add_rmsnorm: row elements each thread holds in registers
+NORM_PER_THREAD = 4
 
 _EMBED = r"""
 extern "C" __global__ void %(name)s(char* out, const char* w, const char* ids, long long n,
@@ -97,14 +104,15 @@ extern "C" __global__ void %(name)s(char* cache0, char* cache1, const char* src0
 """
 
 _ATTEND = r"""
-extern "C" __global__ void __launch_bounds__(128) %(name)s(
+extern "C" __global__ void __launch_bounds__(128, 1) %(name)s(
     const char* q, const char* k, const char* v, const char* starts, const char* ends,
     %(C)s* part, %(C)s* stats, int cq, int ck, int cv, int cst, int cen,
     long long rows, long long Hq, long long G, long long Sq, long long L, long long D,
     long long Dv, long long qb, long long qh, long long qs, long long qd,
     long long kb, long long kh, long long ks, long long kd,
     long long vb, long long vh, long long vs, long long vd,
-    long long stb, long long enb, double scale_d, long long window, long long nsplit) {
+    long long stb, long long enb, double scale_d, long long window, long long nsplit,
+    long long chunk, int vec) {
   typedef %(C)s T;
   const T NEG_INF = -(T)__int_as_float(0x7f800000);
   __shared__ T qsh[%(R)d][%(MAXD)d];
@@ -115,7 +123,7 @@ extern "C" __global__ void __launch_bounds__(128) %(name)s(
   const long long end = pgk_load_i64(ends + b * enb, cen);
   const long long start = pgk_load_i64(starts + b * stb, cst);
   const long long slot = end - Sq + i;  // this query's own slot
-  long long lo = split * %(CHUNK)d, hi = lo + %(CHUNK)d;
+  long long lo = split * chunk, hi = lo + chunk;
   if (start > lo) lo = start;
   if (window > 0 && slot - window + 1 > lo) lo = slot - window + 1;
   if (slot + 1 < hi) hi = slot + 1;
@@ -136,7 +144,7 @@ extern "C" __global__ void __launch_bounds__(128) %(name)s(
     if (j < hi) {
       const char* kr = kp + j * ks;
       T dot = (T)0;
-      for (long long d = 0; d < D; ++d) dot += qsh[warp][d] * pgk_fast(kr + d * kd, ck);
+%(kdot)s
       s = dot;
     }
     T mt = s;
@@ -156,6 +164,76 @@ extern "C" __global__ void __launch_bounds__(128) %(name)s(
     #pragma unroll
     for (int t = 0; t < %(MAXD)d / 32; ++t) acc[t] *= alpha;
     const int n = (int)(hi - j0 < 32 ? hi - j0 : 32);
+%(pv)s
+  }
+  T* pr = part + (r * nsplit + split) * Dv;
+%(store)s
+  if (lane == 0) {
+    stats[(r * nsplit + split) * 2] = m;
+    stats[(r * nsplit + split) * 2 + 1] = l;
+  }
+}
+
+// one block per row; every warp reads the chunk statistics lane-parallel (a chunk a lane)
+// and reduces them with shuffles, so the cost does not grow as a chain over the chunks
+extern "C" __global__ void %(name)s_merge(const %(C)s* part, const %(C)s* stats, char* out,
+                                          long long nsplit, long long Dv) {
+  typedef %(C)s T;
+  const T NEG_INF = -(T)__int_as_float(0x7f800000);
+  const long long r = blockIdx.x;
+  const int lane = threadIdx.x & 31;
+  const T* st = stats + r * nsplit * 2;
+  T top = NEG_INF;
+  for (long long s = lane; s < nsplit; s += 32)
+    if (st[2 * s + 1] > (T)0 && st[2 * s] > top) top = st[2 * s];
+  #pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    const T other = __shfl_xor_sync(0xffffffffu, top, o);
+    top = other > top ? other : top;
+  }
+  T total = (T)0;
+  for (long long s = lane; s < nsplit; s += 32)
+    if (st[2 * s + 1] > (T)0) total += st[2 * s + 1] * %(exp)s(st[2 * s] - top);
+  #pragma unroll
+  for (int o = 16; o > 0; o >>= 1) total += __shfl_xor_sync(0xffffffffu, total, o);
+  for (long long d = threadIdx.x; d < Dv; d += blockDim.x) {
+    T a = (T)0;
+    #pragma unroll 4
+    for (long long s = 0; s < nsplit; ++s)
+      if (st[2 * s + 1] > (T)0) a += part[(r * nsplit + s) * Dv + d] * %(exp)s(st[2 * s] - top);
+    pgk_st_%(O)s(out + (r * Dv + d) * %(osize)d, (%(OM)s)(total > (T)0 ? a / total : (T)0));
+  }
+}
+"""
+
+
+# one lane's key dot product, element by element (any dtype and stride)
+_KDOT_GENERIC = r"""
+      for (long long d = 0; d < D; ++d) dot += qsh[warp][d] * pgk_fast(kr + d * kd, ck);
+"""
+
+# 16-bit keys: 16-byte pieces of the lane's key row, unrolled so every piece is in flight
+# together (the host sets vec only for unit-stride, 16-byte aligned rows with D % 8 == 0)
+_KDOT_VECTOR = r"""
+      if (vec) {
+        #pragma unroll
+        for (int t = 0; t < %(MAXD)d / 8; ++t) {
+          if (t * 8 < D) {
+            const uint4 w4 = *(const uint4*)(kr + t * 16);
+            const unsigned ww[4] = {w4.x, w4.y, w4.z, w4.w};
+            #pragma unroll
+            for (int e = 0; e < 4; ++e)
+              dot += qsh[warp][t * 8 + 2 * e] * %(lo)s(ww[e]) +
+                     qsh[warp][t * 8 + 2 * e + 1] * %(hi)s(ww[e]);
+          }
+        }
+      } else {
+        for (long long d = 0; d < D; ++d) dot += qsh[warp][d] * pgk_fast(kr + d * kd, ck);
+      }
+"""
+
+# P @ V, one key at a time, lanes over the value dims (acc[t]: dim lane + 32 t)
+_PV_GENERIC = r"""
     for (int jj = 0; jj < n; ++jj) {
       const T pj = __shfl_sync(0xffffffffu, p, jj);
       const char* vr = vp + (j0 + jj) * vs;
@@ -165,39 +243,49 @@ extern "C" __global__ void __launch_bounds__(128) %(name)s(
         if (d < Dv) acc[t] += pj * pgk_fast(vr + d * vd, cv);
       }
     }
-  }
-  T* pr = part + (r * nsplit + split) * Dv;
+"""
+_STORE_GENERIC = r"""
   #pragma unroll
   for (int t = 0; t < %(MAXD)d / 32; ++t) {
     const long long d = lane + 32 * t;
     if (d < Dv) pr[d] = acc[t];
   }
-  if (lane == 0) {
-    stats[(r * nsplit + split) * 2] = m;
-    stats[(r * nsplit + split) * 2 + 1] = l;
-  }
-}
-
-extern "C" __global__ void %(name)s_merge(const %(C)s* part, const %(C)s* stats, char* out,
-                                          long long nsplit, long long Dv) {
-  typedef %(C)s T;
-  const long long r = blockIdx.x;
-  const T* st = stats + r * nsplit * 2;
-  T top = -(T)__int_as_float(0x7f800000);
-  for (long long s = 0; s < nsplit; ++s)
-    if (st[2 * s + 1] > (T)0 && st[2 * s] > top) top = st[2 * s];
-  T total = (T)0;
-  for (long long s = 0; s < nsplit; ++s)
-    if (st[2 * s + 1] > (T)0) total += st[2 * s + 1] * %(exp)s(st[2 * s] - top);
-  for (long long d = threadIdx.x; d < Dv; d += blockDim.x) {
-    T a = (T)0;
-    for (long long s = 0; s < nsplit; ++s)
-      if (st[2 * s + 1] > (T)0) a += part[(r * nsplit + s) * Dv + d] * %(exp)s(st[2 * s] - top);
-    pgk_st_%(O)s(out + (r * Dv + d) * %(osize)d, (%(OM)s)(total > (T)0 ? a / total : (T)0));
-  }
-}
 """
 
+# 16-bit values (vec): a lane reads dims (2 lane, 2 lane + 1) + 64 t as one 4-byte word, with
+# no out-of-line reader in the loop, so the unrolled keys' loads are all in flight together
+# (acc[2 t], acc[2 t + 1]: dims 64 t + 2 lane and 64 t + 2 lane + 1)
+_PV_VECTOR = r"""
+    if (vec) {
+      #pragma unroll 8
+      for (int jj = 0; jj < n; ++jj) {
+        const T pj = __shfl_sync(0xffffffffu, p, jj);
+        const char* vr = vp + (j0 + jj) * vs;
+        #pragma unroll
+        for (int t = 0; t < %(MAXD)d / 64; ++t) {
+          const long long d = 64 * t + 2 * lane;
+          if (d < Dv) {
+            const unsigned w2 = *(const unsigned*)(vr + d * 2);
+            acc[2 * t] += pj * %(lo)s(w2);
+            acc[2 * t + 1] += pj * %(hi)s(w2);
+          }
+        }
+      }
+    } else {
+%(generic)s
+    }
+"""
+_STORE_VECTOR = r"""
+  if (vec) {
+    #pragma unroll
+    for (int t = 0; t < %(MAXD)d / 64; ++t) {
+      const long long d = 64 * t + 2 * lane;
+      if (d < Dv) { pr[d] = acc[2 * t]; pr[d + 1] = acc[2 * t + 1]; }
+    }
+  } else {
+%(generic)s
+  }
+"""
 
 _GATHER_MM = r"""
 // one warp per output element (t, n): lanes stride over K, then a warp sum; 8 warps a block
@@ -228,20 +316,43 @@ extern "C" __global__ void __launch_bounds__(256) %(name)s(char* out, const char
 
 
 _ADD_RMSNORM = r"""
-// one block per row: total = x + y (stored, rounded), then out = total * rsqrt(mean + eps) * g
-extern "C" __global__ void __launch_bounds__(256) %(name)s(char* total, char* out,
-    const char* x, const char* y, const char* g, long long H, long long xr, long long xc,
+// one block per row: total = x + y (stored, rounded), then out = total * rsqrt(mean + eps) * g.
+// When x, y and g have total's dtype (the usual case), each thread keeps its first %(PER)d
+// rounded sums in registers (a row of up to %(PER)d x blockDim elements never reads `total`
+// back), with every load issued before the first store: a row costs a few memory latencies
+// instead of one per element. Other dtypes and longer rows take the element loops.
+extern "C" __global__ void __launch_bounds__(1024, 1) %(name)s(char* __restrict__ total,
+    char* __restrict__ out, const char* __restrict__ x, const char* __restrict__ y,
+    const char* __restrict__ g, long long H, long long xr, long long xc,
     long long yr, long long yc, long long gc, int xcode, int ycode, int gcode, double eps) {
   typedef %(C)s T;
   __shared__ T red[32];
-  const long long r = blockIdx.x;
+  const long long r = blockIdx.x, step = blockDim.x;
   char* trow = total + r * H * %(tsize)d;
-  T ss = (T)0;
-  for (long long i = threadIdx.x; i < H; i += blockDim.x) {
-    T v = pgk_fast(x + r * xr + i * xc, xcode) +
-          pgk_fast(y + r * yr + i * yc, ycode);
+  const bool fast = xcode == %(E)d && ycode == %(E)d && gcode == %(E)d;
+  const long long tail = threadIdx.x + (fast ? %(PER)d : 0) * step;
+  T ss = (T)0, keep[%(PER)d];
+  if (fast) {
+    #pragma unroll
+    for (int t = 0; t < %(PER)d; ++t) {
+      const long long i = threadIdx.x + t * step;
+      keep[t] = i < H ? (T)pgk_ld_%(S)s(x + r * xr + i * xc) + (T)pgk_ld_%(S)s(y + r * yr + i * yc)
+                      : (T)0;
+    }
+    #pragma unroll
+    for (int t = 0; t < %(PER)d; ++t) {
+      const long long i = threadIdx.x + t * step;
+      if (i < H) {
+        keep[t] = (T)(%(round)s);  // the sum rounded as stored, as the norm reads it
+        pgk_st_%(S)s(trow + i * %(tsize)d, (%(SM)s)keep[t]);
+        ss += keep[t] * keep[t];
+      }
+    }
+  }
+  for (long long i = tail; i < H; i += step) {
+    T v = pgk_fast(x + r * xr + i * xc, xcode) + pgk_fast(y + r * yr + i * yc, ycode);
     pgk_st_%(S)s(trow + i * %(tsize)d, (%(SM)s)v);
-    T rv = (T)pgk_ld_%(S)s(trow + i * %(tsize)d);  // the rounded sum, as the norm reads it
+    T rv = (T)pgk_ld_%(S)s(trow + i * %(tsize)d);
     ss += rv * rv;
   }
   #pragma unroll
@@ -256,7 +367,17 @@ extern "C" __global__ void __launch_bounds__(256) %(name)s(char* total, char* ou
   }
   __syncthreads();
   const T inv = (T)1 / sqrt(red[0] / (T)H + (T)eps);
-  for (long long i = threadIdx.x; i < H; i += blockDim.x) {
+  if (fast) {
+    #pragma unroll
+    for (int t = 0; t < %(PER)d; ++t) {
+      const long long i = threadIdx.x + t * step;
+      if (i < H) {
+        const T gv = (T)pgk_ld_%(S)s(g + i * gc);
+        pgk_st_%(O)s(out + (r * H + i) * %(osize)d, (%(OM)s)(keep[t] * inv * gv));
+      }
+    }
+  }
+  for (long long i = tail; i < H; i += step) {
     T rv = (T)pgk_ld_%(S)s(trow + i * %(tsize)d);
     T gv = pgk_fast(g + i * gc, gcode);
     pgk_st_%(O)s(out + (r * H + i) * %(osize)d, (%(OM)s)(rv * inv * gv));
@@ -383,11 +504,21 @@ def attend_kernel(out: dt.DataType) -> tuple[str, str]:
     """(name of the chunk kernel, source); the merge kernel is name + '_merge'."""
     comp = _compute(out)
     name = f"pgk_sdpa_cache_{out.name}"
-    body = _ATTEND % {"name": name, "C": ctype(comp).math, "CN": comp.name, "O": out.name,
-                      "OM": ctype(out).math, "osize": out.itemsize, "R": ROWS_PER_BLOCK,
-                      "MAXD": MAX_DIM, "CHUNK": CHUNK,
-                      "exp": "exp" if comp is dt.float64 else "expf"}  # fmt: skip
-    return name, PREAMBLE + load_any(comp) + _fast_load(comp, out) + body
+    extra, kdot = "", _KDOT_GENERIC
+    pv, store = _PV_GENERIC % {"MAXD": MAX_DIM}, _STORE_GENERIC % {"MAXD": MAX_DIM}
+    if out.name in _HALVES:  # a cache of the output's 16-bit dtype may take vector loads
+        lo, hi, extra = _HALVES[out.name]
+        fill = {"MAXD": MAX_DIM, "lo": lo, "hi": hi}
+        kdot = _KDOT_VECTOR % fill
+        pv = _PV_VECTOR % dict(fill, generic=pv)
+        store = _STORE_VECTOR % dict(fill, generic=store)
+    src = _ATTEND
+    for key, text in (("kdot", kdot), ("pv", pv), ("store", store)):
+        src = src.replace(f"%({key})s", text.replace("%", "%%"))
+    body = src % {"name": name, "C": ctype(comp).math, "CN": comp.name, "O": out.name,
+                  "OM": ctype(out).math, "osize": out.itemsize, "R": ROWS_PER_BLOCK,
+                  "MAXD": MAX_DIM, "exp": "exp" if comp is dt.float64 else "expf"}  # fmt: skip
+    return name, PREAMBLE + load_any(comp) + _fast_load(comp, out) + extra + body
 
 
 @functools.cache
@@ -399,13 +530,21 @@ def gather_matmul_kernel(out: dt.DataType) -> tuple[str, str]:
     return name, PREAMBLE + load_any(comp) + _fast_load(comp, out) + body
 
 
+#: a math-type value rounded through a storage dtype, in registers (%s: the value)
+_ROUND = {"float16": "pgk_h2f(pgk_f2h((float)(%s)))", "bfloat16": "pgk_b2f(pgk_f2b((float)(%s)))",
+          "float32": "(float)(%s)", "float64": "(double)(%s)"}  # fmt: skip
+
+
 @functools.cache
 def add_rmsnorm_kernel(total: dt.DataType, out: dt.DataType) -> tuple[str, str]:
     comp = _compute(total, out)
     name = f"pgk_add_rmsnorm_{total.name}_{out.name}"
     body = _ADD_RMSNORM % {"name": name, "C": ctype(comp).math, "CN": comp.name,
                            "S": total.name, "SM": ctype(total).math, "tsize": total.itemsize,
-                           "O": out.name, "OM": ctype(out).math, "osize": out.itemsize}  # fmt: skip
+                           "O": out.name, "OM": ctype(out).math, "osize": out.itemsize,
+                           "PER": NORM_PER_THREAD,
+                           "round": _ROUND[total.name] % "keep[t]",
+                           "E": ctype(total).code}  # fmt: skip
     return name, PREAMBLE + load_any(comp) + _fast_load(comp, total) + body
 
 
