@@ -18,9 +18,15 @@ def test_audio_rows_pass_on_the_cpu() -> None:
     sizes = C.Sizes.preset("cpu", quick=True)
     sizes.audio = [1]
     rows = C.build(["audio"], sizes)
-    assert [c.op for c in rows] == ["stft", "melspectrogram", "resample", "whisper_log_mel"]
+    assert [c.op for c in rows] == [
+        "stft",
+        "melspectrogram",
+        "resample",
+        "whisper_log_mel",
+        "whisper_decode",
+    ]
     bench = Bench(gp.Device("cpu"), [NumpyPeer()], repeats=2, budget_s=0.2)
-    for case in rows[:3]:  # the Whisper row has no NumPy peer: its own test below
+    for case in rows[:3]:  # the Whisper rows have no NumPy peer: their own tests below
         assert isinstance(case, C.ArrayCase)
         row = run_array_case(case, bench)
         assert row.status == PASS, row.note
@@ -48,9 +54,15 @@ def test_family_builds_without_librosa_and_scipy(
     sizes = C.Sizes.preset("cpu", quick=True)
     sizes.audio = [1]
     rows = C.build(["audio"], sizes)
-    assert [c.op for c in rows] == ["stft", "melspectrogram", "resample", "whisper_log_mel"]
+    assert [c.op for c in rows] == [
+        "stft",
+        "melspectrogram",
+        "resample",
+        "whisper_log_mel",
+        "whisper_decode",
+    ]
     assert "librosa and scipy not installed" in capsys.readouterr().err
-    whisper_row = rows[-1]
+    whisper_row = rows[3]
     assert isinstance(whisper_row, C.ArrayCase)
     assert whisper_row.inputs == [("normal", (2, 480000))]
     assert whisper_row.peer_call("numpy") is None and whisper_row.peer_call("torch") is not None
@@ -66,9 +78,13 @@ def test_family_builds_without_librosa_and_scipy(
 
 def test_full_sizes_take_64_whisper_clips() -> None:
     sizes = C.Sizes.preset("cuda", quick=False)
-    (whisper_row,) = [c for c in C.build(["audio"], sizes) if c.op == "whisper_log_mel"]
+    rows = C.build(["audio"], sizes)
+    (whisper_row,) = [c for c in rows if c.op == "whisper_log_mel"]
     assert isinstance(whisper_row, C.ArrayCase)
     assert whisper_row.inputs == [("normal", (64, 480000))]
+    (decode,) = [c for c in rows if c.op == "whisper_decode"]
+    assert isinstance(decode, C.SpecialCase)
+    assert decode.params == {"size": "small", "dtype": "float16", "steps": 64}
 
 
 def test_whisper_reference_matches_our_log_mel() -> None:
@@ -97,3 +113,16 @@ def test_librosa_peer_missing_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(builtins, "__import__", no_librosa)
     with pytest.raises(ImportError, match="librosa not installed"):
         bench._librosa()
+
+
+def test_whisper_decode_row_is_missing_off_the_gpu() -> None:
+    from pygpukit.audio.bench_whisper import KIND
+    from pygpukit.benchmark.results import MISSING
+    from pygpukit.benchmark.special import run_special
+
+    sizes = C.Sizes.preset("cpu", quick=True)
+    (case,) = [c for c in C.build(["audio"], sizes) if c.op == "whisper_decode"]
+    assert isinstance(case, C.SpecialCase) and case.kind == KIND
+    assert case.params == {"size": "tiny", "dtype": "float32", "steps": 8}
+    row = run_special(case, Bench(gp.Device("cpu"), [NumpyPeer()], repeats=1, budget_s=0.1))
+    assert row.status == MISSING and "GPU case" in row.note

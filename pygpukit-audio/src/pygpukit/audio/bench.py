@@ -18,6 +18,7 @@ from pygpukit.benchmark.cases import ArrayCase, Case, Expected, Sizes
 from pygpukit.benchmark.results import Work
 
 from . import spectral
+from .bench_whisper import whisper_decode_case
 from .resample import resample
 
 N_FFT, HOP, N_MELS, SR = 400, 160, 80, 16000
@@ -106,8 +107,9 @@ def references_missing() -> str:
 
 
 def cases(sizes: Sizes) -> list[Case]:
-    """STFT, mel and resampling cases per signal length in sizes.audio (seconds), and the
-    Whisper log-mel of a batch of 30 s clips (64 clips; 2 when sizes.audio is under 60 s).
+    """STFT, mel and resampling cases per signal length in sizes.audio (seconds), the
+    Whisper log-mel of a batch of 30 s clips (64 clips; 2 when sizes.audio is under 60 s)
+    and Whisper's encoder + decode steps beside transformers (bench_whisper).
 
     Each row runs whatever peers are installed (a missing one says so in its note); the
     reference is librosa/scipy in float64 where installed, else our CPU path in float64.
@@ -153,8 +155,12 @@ def cases(sizes: Sizes) -> list[Case]:
             note="numpy: scipy resample_poly (same filter); torch: torchaudio's sinc resampler "
             f"(a different filter, so its error against this reference is larger); {own}",
         ))  # fmt: skip
-    # the full sizes (a minute of audio or more) get the issue's 64 clips; quick runs 2
-    out.append(whisper_log_mel_case(CLIPS if max(sizes.audio) >= 60 else 2))
+    # the full sizes (a minute of audio or more) get the issue's 64 clips and a small model
+    # in float16 over 64 decode steps; quick runs 2 clips and tiny over 8
+    full = max(sizes.audio) >= 60
+    out.append(whisper_log_mel_case(CLIPS if full else 2))
+    out.append(whisper_decode_case("small", "float16", 64) if full
+               else whisper_decode_case("tiny", "float32", 8))  # fmt: skip
     return out
 
 
