@@ -21,6 +21,7 @@ from ._arrays import (
     back,
     check_audio,
     complex_dtype_of,
+    finite_check,
     gp_dtype,
     on_device,
     positive_int,
@@ -124,7 +125,8 @@ def stft(
     `pad_mode`. `dtype` is the complex result type (default: that of y's precision).
     """
     signal, host = to_device(y, "stft")
-    check_audio(signal, "stft")
+    check_audio(signal, "stft", finite=False)
+    confirm = finite_check(signal, "stft")  # read after the transform is queued
     size, hop, win = _lengths("stft", n_fft, hop_length, win_length)
     out = complex_dtype_of(signal.dtype.name if dtype is None else dtype)
     spectrum = frames_spectrum(
@@ -137,6 +139,7 @@ def stft(
         pad_mode=pad_mode,
         real=real_dtype_of(out),
     )
+    confirm()
     return back(gp.matrix_transpose(spectrum), host)
 
 
@@ -275,7 +278,8 @@ def spectrogram_of(
     if y is None:
         raise ValueError(f"{fn}: give an audio signal y or a spectrogram S")
     signal, host = to_device(y, fn)
-    check_audio(signal, fn)
+    check_audio(signal, fn, finite=False)
+    confirm = finite_check(signal, fn)  # read after the spectrum is queued
     size, hop, win = _lengths(fn, n_fft, hop_length, win_length)
     spectrum = frames_spectrum(
         signal,
@@ -290,6 +294,7 @@ def spectrogram_of(
     mag = gp.abs(spectrum)
     if power != 1:
         mag = gp.square(mag) if power == 2 else mag**power
+    confirm()
     return gp.matrix_transpose(mag), host, size
 
 
