@@ -37,3 +37,25 @@ def test_view_rejects_long_frames() -> None:
     y = gp.from_numpy(np.zeros(10, "f4"), "cpu")
     with pytest.raises(ValueError, match="longer than the signal"):
         frame_view(y, "stft", frame_length=32, hop_length=4, pad=0, pad_mode="constant")
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gp.is_cuda_available(), reason="needs a CUDA GPU (pygpukit-cuda)")
+@pytest.mark.parametrize("pad_mode", ["constant", "reflect"])
+def test_view_and_stft_on_cuda(pad_mode: str) -> None:
+    """The overlapping view read by the cuda elementwise kernel, and the STFT built on it,
+    equal the CPU's; a NaN on the device still raises (the deferred check)."""
+    from pygpukit import audio
+
+    host = np.random.default_rng(2).standard_normal((2, 16000)).astype("f4")
+    y = gp.from_numpy(host, "cuda")
+    args: dict[str, Any] = {"frame_length": 400, "hop_length": 160, "pad": 200,
+                            "pad_mode": pad_mode}  # fmt: skip
+    want = frame(gp.from_numpy(host, "cpu"), "t", **args).to_numpy()
+    np.testing.assert_array_equal(frame_view(y, "t", **args).to_numpy(), want)
+    got = audio.stft(y, n_fft=400, hop_length=160, pad_mode=pad_mode).to_numpy()
+    ref = audio.stft(host.astype(np.float64), n_fft=400, hop_length=160, pad_mode=pad_mode)
+    assert np.abs(got - ref).max() <= 1e-5 * np.abs(ref).max()
+    host[1, 5000] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        audio.stft(gp.from_numpy(host, "cuda"), n_fft=400, hop_length=160)
