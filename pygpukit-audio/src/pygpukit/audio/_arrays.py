@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -37,10 +38,13 @@ def on_device(values: np.ndarray, like: GPUArray) -> GPUArray:
     return gp.asarray(np.ascontiguousarray(values), device=like.device)
 
 
-def check_audio(y: GPUArray, fn: str, name: str = "y", *, mono: bool = False) -> None:
+def check_audio(
+    y: GPUArray, fn: str, name: str = "y", *, mono: bool = False, finite: bool = True
+) -> None:
     """Raise on what librosa's valid_audio rejects: non-float, 0-d, empty, NaN or inf.
 
     `mono`: the function takes one channel per call (shape (n,)), as pitch trackers do.
+    `finite=False` leaves the NaN/inf test to the caller (see `finite_check`).
     """
     if y.dtype.is_complex or y.dtype.kind != "f":
         raise TypeError(f"{fn}: {name} must be a real floating-point signal, got {y.dtype.name}")
@@ -53,8 +57,23 @@ def check_audio(y: GPUArray, fn: str, name: str = "y", *, mono: bool = False) ->
         )
     if y.shape[-1] == 0:
         raise ValueError(f"{fn}: {name} is an empty signal (shape {tuple(y.shape)})")
-    if not bool(gp.all(gp.isfinite(y))):
+    if finite and not bool(gp.all(gp.isfinite(y))):
         raise ValueError(f"{fn}: {name} contains NaN or infinite samples")
+
+
+def finite_check(y: GPUArray, fn: str, name: str = "y") -> Callable[[], None]:
+    """Queue the NaN/inf test of y now; the returned call reads it and raises.
+
+    Reading the flag waits for the device, so a caller queues its own work first and
+    reads it last: the GPU never idles between the test and the work.
+    """
+    flag = gp.all(gp.isfinite(y))
+
+    def confirm() -> None:
+        if not bool(flag):
+            raise ValueError(f"{fn}: {name} contains NaN or infinite samples")
+
+    return confirm
 
 
 def positive_int(value: Any, fn: str, name: str) -> int:

@@ -1,4 +1,4 @@
-"""Cutting a batch of signals into overlapping frames with one gather (take) on its device."""
+"""Cutting a batch of signals into overlapping frames: one gather (take), or a strided view."""
 
 from __future__ import annotations
 
@@ -58,15 +58,84 @@ def frame(
     return gp.reshape(frames, (*y.shape[:-1], n_frames, frame_length))
 
 
+def frame_view(
+    y: GPUArray, fn: str, *, frame_length: int, hop_length: int, pad: int, pad_mode: str
+) -> GPUArray:
+    """The frames of `frame`, as a read-only overlapping view of the padded signal.
+
+    Only the padded signal is copied (n + 2 * pad samples); the (..., n_frames,
+    frame_length) frames share its buffer with strides (hop, 1), as torch.stft's
+    as_strided frames do. For consumers that read the frames once into a new array (the
+    STFT's window product), this skips the gather's index read and frame-sized write.
+    The core has no public as_strided, so the view is made with GPUArray._view.
+    """
+    if pad_mode not in PAD_MODES:
+        raise ValueError(f"{fn}: pad_mode must be one of {', '.join(PAD_MODES)}, got {pad_mode!r}")
+    n = int(y.shape[-1])
+    if frame_length > n + 2 * pad:
+        raise ValueError(
+            f"{fn}: the frame length {frame_length} is longer than the signal ({n} samples"
+            + (f" + {2 * pad} padding" if pad else "")
+            + "); use a shorter frame (n_fft), a longer signal or center=True"
+        )
+    padded = _padded(y, pad, pad_mode)
+    if not padded.is_contiguous:  # e.g. a strided slice given with pad == 0
+        padded = padded.contiguous()
+    size = padded.itemsize
+    total = n + 2 * pad
+    n_frames = 1 + (total - frame_length) // hop_length
+    lead = tuple(padded.shape[:-1])
+    return padded._view(
+        (*lead, n_frames, frame_length),
+        (*padded.strides[:-1], hop_length * size, size),
+        padded.offset,
+        readonly=True,  # the frames overlap: writing one would change its neighbours
+    )
+
+
+def _padded(y: GPUArray, pad: int, pad_mode: str) -> GPUArray:
+    """y with `pad` samples added at each end of its last axis, as np.pad would."""
+    if not pad:
+        return y
+    n = int(y.shape[-1])
+    if pad_mode == "constant":
+        zeros = gp.zeros((*y.shape[:-1], pad), dtype=y.dtype, device=y.device)
+        return gp.concat([zeros, y, zeros], axis=-1)
+    # the padding samples are copies of signal samples: gather just the two ends
+    positions = np.pad(np.arange(n), pad, mode=pad_mode)  # type: ignore[call-overload]
+    left = gp.take(y, on_device(positions[:pad].astype(np.int64), y), axis=-1)
+    right = gp.take(y, on_device(positions[-pad:].astype(np.int64), y), axis=-1)
+    return gp.concat([left, y, right], axis=-1)
+
+
 #: frame indices already on a device: a long signal's index is large (10 minutes at
 #: 16 kHz, n_fft 400, hop 160: 96 MB), so repeated calls must not copy it again
 _ON_DEVICE: dict[tuple[object, ...], GPUArray] = {}
 _ON_DEVICE_LIMIT = 8
 
 
+#: small host-side setup arrays (windows, mel bases) already on a device, so a repeated
+#: call on a GPU skips a synchronous host-to-device copy; keyed by their bytes
+_SETUP_ON_DEVICE: dict[tuple[str, tuple[int, ...], bytes, str], GPUArray] = {}
+_SETUP_LIMIT = 16
+
+
+def device_setup(values: np.ndarray, like: GPUArray) -> GPUArray:
+    """`values` on like's device, cached (callers only read it; oldest dropped first)."""
+    key = (values.dtype.str, values.shape, values.tobytes(), str(like.device))
+    found = _SETUP_ON_DEVICE.pop(key, None)
+    if found is None:
+        found = on_device(values, like)
+        while len(_SETUP_ON_DEVICE) >= _SETUP_LIMIT:
+            _SETUP_ON_DEVICE.pop(next(iter(_SETUP_ON_DEVICE)))
+    _SETUP_ON_DEVICE[key] = found  # re-inserted: most recently used last
+    return found
+
+
 def clear_cache() -> None:
-    """Free the frame indices kept on devices (and the host-side ones)."""
+    """Free the frame indices, windows and mel bases kept on devices (and host-side ones)."""
     _ON_DEVICE.clear()
+    _SETUP_ON_DEVICE.clear()
     frame_index.cache_clear()
 
 

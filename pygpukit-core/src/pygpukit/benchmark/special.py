@@ -366,6 +366,10 @@ def run_special(case: SpecialCase, bench: Bench) -> Row:
         from .qos import run_qos
 
         return run_qos(case, bench)
+    if case.kind == "audio_whisper":  # pygpukit-audio's Whisper row (it built the case)
+        from pygpukit.audio.bench_whisper import run_whisper
+
+        return run_whisper(case, bench)
     if case.kind == "transfer":
         from .transfer import run_transfer  # its own module: it imports this one's peers
 

@@ -8,6 +8,7 @@ The maximum is taken per clip, so a batch gives each clip what it would get alon
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -56,6 +57,17 @@ def check_audio(audio: Any, sample_rate: int = SAMPLE_RATE, *, batch: bool = Tru
     Returns the audio as float32 (a NumPy array or a GPUArray on its own device), shaped
     (samples,) or, with `batch`, (clips, samples).
     """
+    audio, confirm = _checked(audio, sample_rate, batch=batch)
+    confirm()
+    return audio
+
+
+_NOT_FINITE = "audio holds NaN or infinite samples; clean the signal first"
+
+
+def _checked(audio: Any, sample_rate: int, *, batch: bool) -> tuple[Any, Callable[[], None]]:
+    """check_audio's work, with a GPUArray's NaN/inf test queued and read by the returned
+    call (so the caller can queue its transform first and wait on the device once)."""
     if isinstance(sample_rate, bool) or not isinstance(sample_rate, (int, np.integer)):
         raise TypeError(f"sample_rate must be an int, got {type(sample_rate).__name__}")
     if sample_rate != SAMPLE_RATE:
@@ -89,16 +101,21 @@ def check_audio(audio: Any, sample_rate: int = SAMPLE_RATE, *, batch: bool = Tru
     if audio.shape[-1] == 0 or audio.size == 0:
         raise ValueError(f"audio is empty (shape {audio.shape}); there is nothing to hear")
     if on_device:
-        audio = audio.astype(gp.float32)
-        finite = bool(gp.all(gp.isfinite(audio)))
-    else:
-        if kind in "iu":  # PCM integers: scale to [-1, 1) as soundfile does
-            audio = audio.astype(np.float32) / float(np.iinfo(audio.dtype).max + 1)
-        audio = np.ascontiguousarray(audio, dtype=np.float32)
-        finite = bool(np.isfinite(audio).all())
-    if not finite:
-        raise ValueError("audio holds NaN or infinite samples; clean the signal first")
-    return audio
+        if audio.dtype != gp.float32:  # float32 in: no copy of a long batch
+            audio = audio.astype(gp.float32)
+        flag = gp.all(gp.isfinite(audio))
+
+        def confirm() -> None:
+            if not bool(flag):
+                raise ValueError(_NOT_FINITE)
+
+        return audio, confirm
+    if kind in "iu":  # PCM integers: scale to [-1, 1) as soundfile does
+        audio = audio.astype(np.float32) / float(np.iinfo(audio.dtype).max + 1)
+    audio = np.ascontiguousarray(audio, dtype=np.float32)
+    if not bool(np.isfinite(audio).all()):
+        raise ValueError(_NOT_FINITE)
+    return audio, lambda: None
 
 
 def pad_or_trim(array: Any, length: int = N_SAMPLES, *, axis: int = -1) -> Any:
@@ -132,21 +149,25 @@ def log_mel_spectrogram(
     A GPUArray stays on its device and gives a GPUArray; a NumPy array gives a NumPy
     array, computed on `device` (default: pygpukit's default device).
     """
-    from pygpukit.audio.spectral import abs2, stft
+    from pygpukit.audio._framing import device_setup
+    from pygpukit.audio.spectral import _analysis_window, abs2, frames_spectrum
 
     filters = mel_filters(n_mels)
     on_device = isinstance(audio, GPUArray)
-    y = check_audio(audio, sample_rate)
     if padding < 0:
         raise ValueError(f"padding must be >= 0 samples, got {padding}")
+    y, confirm = _checked(audio, sample_rate, batch=True)
     if padding:
         y = pad_or_trim(y, y.shape[-1] + padding)
     x = y if on_device else gp.from_numpy(y, device)
-    spec = stft(x, n_fft=N_FFT, hop_length=HOP_LENGTH, window="hann", center=True,
-                pad_mode="reflect")  # fmt: skip
-    spec = spec[..., :-1]  # openai-whisper drops the last frame
-    mel = gp.from_numpy(filters, x.device) @ abs2(spec).astype(gp.float32)
+    # the STFT's own steps, without stft's second NaN test of the same samples
+    frames = frames_spectrum(x, "log_mel_spectrogram", n_fft=N_FFT, hop_length=HOP_LENGTH,
+                             window=_analysis_window("hann", N_FFT, N_FFT), center=True,
+                             pad_mode="reflect", real=np.float32)  # fmt: skip
+    spec = gp.matrix_transpose(frames[..., :-1, :])  # openai-whisper drops the last frame
+    mel = device_setup(filters, x) @ abs2(spec)
     logs = gp.log10(gp.maximum(mel, gp.full((), 1e-10, dtype=gp.float32, device=x.device)))
     peak = gp.max(logs, axis=(-2, -1), keepdims=True)
     logs = (gp.maximum(logs, peak - 8.0) + 4.0) / 4.0
+    confirm()  # the device's NaN test, read once all the work is queued
     return logs if on_device else logs.to_numpy()
