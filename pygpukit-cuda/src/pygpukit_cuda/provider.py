@@ -19,7 +19,8 @@ from pygpukit import GPUArray, KernelProvider
 from pygpukit.backend import BINARY, UNARY
 from pygpukit.core import dtypes as dt
 
-from . import _loader, cast, launch_plan, launcher, movement, plans, streams
+from . import cast, launch_plan, launcher, movement, plans, streams
+from . import fresh as fresh_api
 from .device import context
 from .device_facts import BLOCK, sm_count
 from .dims import merge_dims
@@ -201,31 +202,11 @@ _plans.on_clear.append(_forget_fresh)  # the fast paths hold copies of elementwi
 
 def _new_fresh(arity: int) -> Any:
     """A native FreshElementwise, or None where the extension is not loaded."""
-    try:
-        native = _loader.native()
-    except _loader.CudaUnavailable:
-        return None
-    return native.fresh_elementwise(GPUArray, streams._current, arity)
+    return fresh_api.new(arity)
 
 
 def _teach(fresh: Any, aligned: bool, out: GPUArray, inputs: list[Any], launch: Any) -> None:
-    if type(launch).__name__ != "LaunchPlan" or len(inputs) != fresh.arity:
-        return  # a stand-in context's Python plan, or scalar operands
-    first = inputs[0]
-    for x in inputs:
-        if type(x) is not GPUArray or x.dtype is not first.dtype or x.shape != out.shape:
-            return
-        if not x.is_contiguous:
-            return
-    from .device import _allocators
-
-    pool = _allocators.get(out.device.index)
-    if pool is None or not out.is_contiguous:
-        return
-    fresh.remember(
-        out.device, first.dtype, out.size, aligned, launch, pool.allocate, out.dtype,
-        first.dtype.itemsize, out.dtype.itemsize, out.device.index,
-    )  # fmt: skip
+    fresh_api.teach(fresh, out, inputs, launch, aligned)  # scalars, stand-ins: taught nothing
 
 
 @functools.cache

@@ -40,11 +40,22 @@ def write_param(buf: bytearray, offset: int, code: str, value: Any) -> None:
 _caches: list[dict[Any, Callable[..., None]]] = []
 
 
+#: other holders of plans (the elementwise kernels' native fast paths), cleared with them
+_holders: list[Any] = []
+
+
+def forget_with_plans(holder: Any) -> None:
+    """Have `clear_plans` call ``holder.clear()`` too (it keeps launch plans of its own)."""
+    _holders.append(holder)
+
+
 def clear_plans() -> None:
     """Forget every launch plan (the next call of each kernel binds again): for tests that
     swap the loader, and after a GPU context is lost."""
     for cache in _caches:
         cache.clear()
+    for holder in _holders:
+        holder.clear()
 
 
 def specialization(args: Sequence[Any], values: Sequence[Any],

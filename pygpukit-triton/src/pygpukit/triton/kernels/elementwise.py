@@ -2,7 +2,14 @@
 all ops: contiguous operands take the flat path, others their merged strides (<= 4 axes).
 
 Hot path: a launch plan per (op, dtypes, shapes, strides, alignment) with the sizes and
-strides packed in, so a call passes only its pointers (and a scalar operand's value)."""
+strides packed in, so a call passes only its pointers (and a scalar operand's value).
+
+Fast path: each unary and binary kernel carries ``fresh``, pygpukit-cuda's native
+FreshElementwise (`pygpukit_cuda.fresh`). A plan made for contiguous operands of one
+dtype and shape, every pointer 16-byte aligned, is taught to it: its slots are exactly the
+(out, x1[, x2]) pointers, and all else it packs in (the element count, Triton's trailing
+scratch pointers) depends only on the element count the fast path keys on. The core then
+calls ``fresh(x1[, x2])`` and no Python frame runs between the operator and the driver."""
 
 from __future__ import annotations
 
@@ -14,7 +21,7 @@ from pygpukit.backend import DataType, astype
 
 from ..availability import interpret
 from ..compiled import triton_type
-from ..launch import Program, stream
+from ..launch import Program, forget_with_plans, stream
 from ..programs import elementwise as ep
 from .elementwise_ops import BINARY_OPS, UNARY_OPS
 
@@ -68,8 +75,39 @@ def _ptr(a: GPUArray) -> int:
     return a._buffer.ptr + a._offset
 
 
+def _new_fresh(arity: int) -> Any:
+    """The native fast path for a kernel of `arity` arrays, or None: under the interpreter
+    (host arrays, a provider that gates no launches natively) or without the extension."""
+    if interpret():
+        return None
+    from pygpukit_cuda import fresh
+
+    found = fresh.new(arity)
+    if found is not None:
+        forget_with_plans(found)  # it holds plans: clear_plans must drop them too
+    return found
+
+
+def _teach(found: Any, plan: Any, out: GPUArray, inputs: list[Any], aligned: bool) -> None:
+    """Teach `found` the `plan` just bound for `inputs` when the fast path may replay it:
+    contiguous operands of out's dtype and shape, all aligned (the plan was compiled with
+    every pointer aligned, and the fast path keys on the inputs' alignment alone)."""
+    if found is None or not aligned or any(x._dtype is not out._dtype for x in inputs):
+        return
+    from pygpukit_cuda import fresh
+
+    if len(found) > _MAX_FRESH:
+        found.clear()  # endlessly new sizes: start over rather than grow
+    fresh.teach(found, out, inputs, plan, True)
+
+
+#: learned sizes a fast path holds before it starts over
+_MAX_FRESH = 1024
+
+
 def _make_unary(op: str) -> Callable[..., None]:
     plans: dict[tuple[Any, ...], Callable[..., None]] = {}
+    fresh = _new_fresh(1)
 
     def slow(key: tuple[Any, ...], x: GPUArray, out: GPUArray, approximate: str) -> None:
         lay = _layout(out, [x])
@@ -89,25 +127,31 @@ def _make_unary(op: str) -> Callable[..., None]:
         if interpret() or not key:
             _unary(grid, args, types, consts)
             return
-        plan = _unary.bound(plans, key, grid, args, types, consts, (0, 1))
-        plan(stream(out._device.index), _ptr(x), _ptr(out))
+        # slots (out, x): the order the fast path writes its pointers in
+        plan = _unary.bound(plans, key, grid, args, types, consts, (1, 0))
+        if contig and approximate == "none":
+            _teach(fresh, plan, out, [x], key[-1])
+        plan(stream(key[0]), _ptr(out), _ptr(x))
 
     def kernel(x: GPUArray, out: GPUArray, approximate: str = "none") -> None:
-        p, q = _ptr(out), _ptr(x)
+        p = out._buffer.ptr + out._offset
+        q = x._buffer.ptr + x._offset
         key = (out._device.index, out._shape, out._strides, out._dtype.name, x._strides,
                x._dtype.name, approximate, not (p | q) & 15)  # fmt: skip
         plan = plans.get(key)
         if plan is None:
             slow(key, x, out, approximate)
         else:
-            plan(stream(key[0]), q, p)
+            plan(stream(key[0]), p, q)
 
     kernel.__name__ = f"triton_{op}"
+    kernel.fresh = fresh  # type: ignore[attr-defined]
     return kernel
 
 
 def _make_binary(op: str) -> Callable[..., None]:
     plans: dict[tuple[Any, ...], Callable[..., None]] = {}
+    fresh = _new_fresh(2)
 
     def slow(key: tuple[Any, ...], x1: Any, x2: Any, out: GPUArray, compute: DataType) -> None:
         a = x1 if isinstance(x1, GPUArray) else None
@@ -134,20 +178,24 @@ def _make_binary(op: str) -> Callable[..., None]:
         if interpret() or not key:
             _binary(grid, args, types, consts)
             return
-        plan = _binary.bound(plans, key, grid, args, types, consts, (0, 1, 2))
-        plan(stream(out._device.index), _value(va), _value(vb), _ptr(out))
+        # slots (out, a, b): the order the fast path writes its pointers in
+        plan = _binary.bound(plans, key, grid, args, types, consts, (2, 0, 1))
+        if contig and a is not None and b is not None and compute is out.dtype:
+            _teach(fresh, plan, out, [a, b], key[-1])
+        plan(stream(key[0]), _ptr(out), _value(va), _value(vb))
 
     def kernel(x1: Any, x2: Any, out: GPUArray, compute: DataType) -> None:
-        p = _ptr(out)
+        p = out._buffer.ptr + out._offset
         key: tuple[Any, ...]
         if type(x1) is GPUArray and type(x2) is GPUArray:
-            q1, q2 = _ptr(x1), _ptr(x2)
+            q1 = x1._buffer.ptr + x1._offset
+            q2 = x2._buffer.ptr + x2._offset
             key = (out._device.index, out._shape, out._strides, out._dtype.name, compute.name,
                    x1._strides, x1._dtype.name, x2._strides, x2._dtype.name,
                    not (p | q1 | q2) & 15)  # fmt: skip
             plan = plans.get(key)
             if plan is not None:
-                plan(stream(key[0]), q1, q2, p)
+                plan(stream(key[0]), p, q1, q2)
                 return
         else:
             aligned = not (p | _addr(x1) | _addr(x2)) & 15
@@ -155,11 +203,12 @@ def _make_binary(op: str) -> Callable[..., None]:
                    _shape_key(x1), _shape_key(x2), aligned)  # fmt: skip
             plan = plans.get(key)
             if plan is not None:
-                plan(stream(key[0]), _value(x1), _value(x2), p)
+                plan(stream(key[0]), p, _value(x1), _value(x2))
                 return
         slow(key, x1, x2, out, compute)
 
     kernel.__name__ = f"triton_{op}"
+    kernel.fresh = fresh  # type: ignore[attr-defined]
     return kernel
 
 
