@@ -55,10 +55,36 @@ def test_flash_attention_compiles_for_hopper_with_its_shared_memory() -> None:
 
     types = ("*bf16",) * 4 + ("i32",) * 6 + ("fp32",) + ("i64",) * 16
     consts = (("BM", 128), ("BN", 64), ("BD", 128), ("BDV", 128), ("IEEE", False),
-              ("UPCAST", False))  # fmt: skip
+              ("UPCAST", False), ("EVEN_D", False), ("SCALE_POS", True))  # fmt: skip
     c = _compile(attention.flash_causal, types, consts, warps=8, stages=3)
     assert c.name == "flash_causal" and c.num_warps == 8  # type: ignore[attr-defined]
     assert c.shared > 0 and c.global_scratch == 0  # type: ignore[attr-defined]
+
+
+#: sm_90's opt-in shared memory per block
+_HOPPER_SHARED = 227 * 1024
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("d", [64, 128])
+def test_every_flash_attention_config_fits_hopper(d: int) -> None:
+    """Each autotuning candidate compiles as the launcher specialises a contiguous
+    (batch, heads, seq, dim) layout (unit head-dim strides, 16-aligned others), with its
+    key/value loads software-pipelined, in Hopper's shared memory."""
+    from pygpukit.triton.kernels import attention as ka
+    from pygpukit.triton.launch import Program
+    from pygpukit.triton.programs import attention
+
+    types = ("*bf16",) * 4 + ("i32",) * 6 + ("fp32",) + ("i64",) * 16
+    # argument indices: 14/18/22/26 are the head-dim strides; 5 (G) and 10 (scale) unhinted
+    ones = sum(1 << i for i in (14, 18, 22, 26))
+    align = sum(1 << i for i in range(27) if i not in (5, 10, 14, 18, 22, 26))
+    program = Program(attention.flash_causal)
+    for bm, bn, warps, stages in ka.CONFIGS_D64 if d == 64 else ka.CONFIGS_D128:
+        consts = (("BM", bm), ("BN", bn), ("BD", d), ("BDV", d), ("IEEE", False),
+                  ("UPCAST", False), ("EVEN_D", True), ("SCALE_POS", True))  # fmt: skip
+        c = program.compile(90, types, consts, warps, stages, align, ones)
+        assert 0 < c.shared <= _HOPPER_SHARED, (bm, bn, warps, stages, c.shared)
 
 
 def test_elementwise_template_compiles_a_scalar_operand_by_value() -> None:

@@ -15,8 +15,17 @@ from ..launch import Program
 from ..programs import attention as ap
 
 _program = Program(ap.flash_causal)
-#: (BM, BN, warps, stages); the first is taken untimed (graph capture, interpreter)
-CONFIGS = [(128, 64, 8, 3), (128, 128, 8, 3), (64, 64, 4, 3), (128, 32, 4, 4), (64, 32, 4, 2)]
+#: (BM, BN, warps, stages) per head width, Hopper-shaped (128-query tiles, 64/128-key
+#: tiles, 3-4 stages while shared memory allows); the first is taken untimed (graph
+#: capture, the interpreter), so it is each list's best guess. Shapes that spill registers
+#: on sm_90 (Triton 3.9: 128x128 on 4 warps at d64; 128x64 and 64x128 on 4 warps at d128)
+#: are left out.
+CONFIGS_D64 = [(128, 64, 8, 3), (128, 128, 8, 3), (128, 64, 4, 3), (128, 64, 4, 4),
+               (128, 128, 8, 4), (64, 64, 4, 3), (64, 64, 4, 4), (64, 128, 4, 3)]  # fmt: skip
+#: head_dim 128: the 128x128 accumulator wants 8 warps, or 64-query tiles on 4
+CONFIGS_D128 = [(128, 64, 8, 3), (128, 128, 8, 2), (128, 64, 8, 4), (64, 64, 4, 3),
+                (64, 64, 4, 4), (64, 128, 8, 2)]  # fmt: skip
+CONFIGS = CONFIGS_D64
 #: wide heads (BD > 128) keep smaller tiles so the Q tile and accumulator fit registers
 CONFIGS_WIDE = [(64, 32, 4, 2), (32, 32, 4, 2)]
 CONFIGS_F32 = [(64, 32, 4, 2), (32, 32, 4, 2)]
@@ -68,10 +77,15 @@ def sdpa_causal(q: GPUArray, k: GPUArray, v: GPUArray, out: GPUArray, scale: flo
     def launch(c: tuple[int, int, int, int]) -> None:
         bm, bn, warps, stages = c
         consts = (("BM", bm), ("BN", bn), ("BD", bd), ("BDV", bdv), ("IEEE", ieee or upcast),
-                  ("UPCAST", upcast))  # fmt: skip
-        _program((-(-sq // bm), nb * h), args, types, consts, num_warps=warps,
+                  ("UPCAST", upcast), ("EVEN_D", even_d), ("SCALE_POS", scale > 0))  # fmt: skip
+        # heads on the first axis, query blocks on the second (the kernel numbers them from
+        # the last), so every head's heavy blocks are dispatched before any light one
+        _program((nb * h, -(-sq // bm)), args, types, consts, num_warps=warps,
                  num_stages=stages)  # fmt: skip
 
-    configs = CONFIGS_F32 if ieee else CONFIGS_WIDE if max(bd, bdv) > 128 else CONFIGS
-    key = f"{q4.dtype.name}|{bd}|{bdv}|{_pow2(sq)}|{_pow2(skv)}|{h // hkv}"
+    even_d = bd == d and bdv == dv  # no head-dim masks: plain (vectorised) loads
+    configs = (CONFIGS_F32 if ieee else CONFIGS_WIDE if max(bd, bdv) > 128
+               else CONFIGS_D64 if max(bd, bdv) <= 64 else CONFIGS_D128)  # fmt: skip
+    # "v2": the candidate lists changed, so indices stored by older versions must not apply
+    key = f"v2|{q4.dtype.name}|{bd}|{bdv}|{_pow2(sq)}|{_pow2(skv)}|{h // hkv}"
     launch(autotune.choose("sdpa_causal", key, out.device.index, configs, launch))

@@ -1,10 +1,16 @@
-"""Causal flash attention, forward, with grouped-query heads: one program per (BM queries,
-batch x query head).
+"""Causal flash attention, forward, with grouped-query heads: one program per (batch x query
+head, BM queries).
 
 Key/value tiles stream through an online softmax (running max and sum in float32), so the
 score matrix never reaches memory; tiles past the causal limit are never loaded; float32
 data multiplies exactly (IEEE), not in TF32. The mask is aligned bottom-right: query i
 sees keys j <= i + Skv - Sq.
+
+Speed on Hopper comes from three things: the key loop is split so only the tiles on the
+causal diagonal (or past the end of the keys) pay for mask arithmetic; scores carry the
+softmax scale and log2(e) so one multiply-add feeds exp2; and query blocks are numbered
+from the last, so the heaviest blocks (which see the most keys) start first and the short
+ones fill the tail of the grid.
 """
 
 from __future__ import annotations
@@ -14,41 +20,65 @@ import triton.language as tl
 
 
 @triton.jit
-def _step(qt, kbase, vbase, n0, rm, rd, rdv, rn, m_i, l_i, acc, Skv, D, DV, shift, qk_scale,
-          sks, skd, svs, svd, MASK: tl.constexpr, IEEE: tl.constexpr,
-          UPCAST: tl.constexpr):  # fmt: skip
+def _step(qt, kbase, vbase, n0, rm, rn, rd, rdv, kdm, vdm, m_i, l_i, acc, Skv, shift,
+          qk_scale, sks, skd, svs, svd, MASK: tl.constexpr, IEEE: tl.constexpr,
+          UPCAST: tl.constexpr, EVEN_D: tl.constexpr,
+          SCALE_POS: tl.constexpr):  # fmt: skip
     """One key/value tile of the online softmax (MASK: the tile crosses the causal edge or
-    the end of the keys; tiles wholly visible skip the mask arithmetic)."""
+    the end of the keys)."""
     cols = n0 + rn
-    kmask = (rd < D)[:, None]
-    vmask = (rdv < DV)[None, :]
+    # offsets rebuilt from 1-D pieces each tile: a loop-invariant 2-D pointer tile would stay
+    # live across the loop and cost ~30 registers per thread (measured on sm_90)
+    kp = kbase + cols[None, :].to(tl.int64) * sks + rd[:, None] * skd
+    vp = vbase + cols[:, None].to(tl.int64) * svs + rdv[None, :] * svd
     if MASK:
-        kmask = kmask & (cols < Skv)[None, :]
-        vmask = vmask & (cols < Skv)[:, None]
-    kt = tl.load(kbase + cols[None, :].to(tl.int64) * sks + rd[:, None] * skd, mask=kmask,
-                 other=0.0)  # fmt: skip
+        if EVEN_D:
+            kt = tl.load(kp, mask=(cols < Skv)[None, :], other=0.0)
+        else:
+            kt = tl.load(kp, mask=kdm & (cols < Skv)[None, :], other=0.0)
+    elif EVEN_D:
+        kt = tl.load(kp)
+    else:
+        kt = tl.load(kp, mask=kdm, other=0.0)
     if UPCAST:  # Triton's interpreter multiplies bfloat16 tiles as raw bits: widen first
         kt = kt.to(tl.float32)
     if IEEE:  # float32 data: exact products, as NumPy computes them
-        s = tl.dot(qt, kt, input_precision="ieee") * qk_scale
+        qk = tl.dot(qt, kt, input_precision="ieee")
     else:
-        s = tl.dot(qt, kt) * qk_scale
+        qk = tl.dot(qt, kt)
     if MASK:
         allowed = (cols[None, :] <= rm[:, None] + shift) & (cols < Skv)[None, :]
-        s = tl.where(allowed, s, float("-inf"))
-    m_new = tl.maximum(m_i, tl.max(s, 1))
-    m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
-    p = tl.exp2(s - m_safe[:, None])  # scores carry log2(e): exp2 is the cheap instruction
-    alpha = tl.exp2(m_i - m_safe)
+        s = tl.where(allowed, qk * qk_scale, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        # a row that has seen no key yet keeps max -inf: subtract 0 so it stays exp2(-inf)=0
+        m_sub = tl.where(m_new == float("-inf"), 0.0, m_new)
+        p = tl.exp2(s - m_sub[:, None])
+    else:
+        # every score is finite here, so the new max is too
+        if SCALE_POS:  # max commutes with a positive scale: scale and subtract in one FMA
+            m_new = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
+        else:
+            m_new = tl.maximum(m_i, tl.max(qk * qk_scale, 1))
+        m_sub = m_new
+        p = tl.exp2(qk * qk_scale - m_sub[:, None])
+    alpha = tl.exp2(m_i - m_sub)
     l_i = l_i * alpha + tl.sum(p, 1)
-    vt = tl.load(vbase + cols[:, None].to(tl.int64) * svs + rdv[None, :] * svd, mask=vmask,
-                 other=0.0)  # fmt: skip
+    acc = acc * alpha[:, None]
+    if MASK:
+        if EVEN_D:
+            vt = tl.load(vp, mask=(cols < Skv)[:, None], other=0.0)
+        else:
+            vt = tl.load(vp, mask=vdm & (cols < Skv)[:, None], other=0.0)
+    elif EVEN_D:
+        vt = tl.load(vp)
+    else:
+        vt = tl.load(vp, mask=vdm, other=0.0)
     if UPCAST:
         vt = vt.to(tl.float32)
     if IEEE:
-        acc = acc * alpha[:, None] + tl.dot(p, vt, input_precision="ieee")
+        acc = tl.dot(p, vt, acc, input_precision="ieee")
     else:
-        acc = acc * alpha[:, None] + tl.dot(p.to(vt.dtype), vt)
+        acc = tl.dot(p.to(vt.dtype), vt, acc)  # accumulates in place: no second register tile
     return m_new, l_i, acc
 
 
@@ -56,10 +86,11 @@ def _step(qt, kbase, vbase, n0, rm, rd, rdv, rn, m_i, l_i, acc, Skv, D, DV, shif
 def flash_causal(q, k, v, out, H, G, Sq, Skv, D, DV, scale,
                  sqb, sqh, sqs, sqd, skb, skh, sks, skd, svb, svh, svs, svd,
                  sob, soh, sos, sod, BM: tl.constexpr, BN: tl.constexpr, BD: tl.constexpr,
-                 BDV: tl.constexpr, IEEE: tl.constexpr,
-                 UPCAST: tl.constexpr):  # fmt: skip
-    start = tl.program_id(0) * BM
-    bh = tl.program_id(1)
+                 BDV: tl.constexpr, IEEE: tl.constexpr, UPCAST: tl.constexpr,
+                 EVEN_D: tl.constexpr, SCALE_POS: tl.constexpr):  # fmt: skip
+    bh = tl.program_id(0)
+    # the last query blocks see the most keys: number blocks from the end so they start first
+    start = (tl.num_programs(1) - 1 - tl.program_id(1)) * BM
     b = (bh // H).to(tl.int64)
     h = (bh % H).to(tl.int64)
     hk = h // G
@@ -67,15 +98,20 @@ def flash_causal(q, k, v, out, H, G, Sq, Skv, D, DV, scale,
     rd = tl.arange(0, BD)
     rdv = tl.arange(0, BDV)
     rn = tl.arange(0, BN)
-    qm = (rm < Sq)[:, None] & (rd < D)[None, :]
-    qt = tl.load(q + b * sqb + h * sqh + rm[:, None].to(tl.int64) * sqs + rd[None, :] * sqd,
-                 mask=qm, other=0.0)  # fmt: skip
+    qp = q + b * sqb + h * sqh + rm[:, None].to(tl.int64) * sqs + rd[None, :] * sqd
+    if EVEN_D:
+        qt = tl.load(qp, mask=(rm < Sq)[:, None], other=0.0)
+    else:
+        qt = tl.load(qp, mask=(rm < Sq)[:, None] & (rd < D)[None, :], other=0.0)
     if UPCAST:
         qt = qt.to(tl.float32)
+    # K is read as its transpose (BD x BN) so the first product is a plain Q @ K^T tile
     kbase = k + b * skb + hk * skh
     vbase = v + b * svb + hk * svh
+    kdm = (rd < D)[:, None]
+    vdm = (rdv < DV)[None, :]
     shift = Skv - Sq
-    qk_scale = scale * 1.4426950408889634  # log2(e)
+    qk_scale = scale * 1.4426950408889634  # log2(e): exp2 is the cheap instruction
     m_i = tl.zeros([BM], tl.float32) - float("inf")
     l_i = tl.zeros([BM], tl.float32)
     acc = tl.zeros([BM, BDV], tl.float32)
@@ -83,57 +119,13 @@ def flash_causal(q, k, v, out, H, G, Sq, Skv, D, DV, scale,
     end = tl.minimum(start + BM + shift, Skv)
     full = tl.maximum(tl.minimum((start + shift + 1) // BN * BN, end), 0)
     for n0 in range(0, full, BN):
-        m_i, l_i, acc = _step(
-            qt,
-            kbase,
-            vbase,
-            n0,
-            rm,
-            rd,
-            rdv,
-            rn,
-            m_i,
-            l_i,
-            acc,
-            Skv,
-            D,
-            DV,
-            shift,
-            qk_scale,
-            sks,
-            skd,
-            svs,
-            svd,
-            False,
-            IEEE,
-            UPCAST,
-        )
+        m_i, l_i, acc = _step(qt, kbase, vbase, n0, rm, rn, rd, rdv, kdm, vdm, m_i, l_i, acc,
+                              Skv, shift, qk_scale, sks, skd, svs, svd, False, IEEE, UPCAST,
+                              EVEN_D, SCALE_POS)  # fmt: skip
     for n0 in range(full, end, BN):
-        m_i, l_i, acc = _step(
-            qt,
-            kbase,
-            vbase,
-            n0,
-            rm,
-            rd,
-            rdv,
-            rn,
-            m_i,
-            l_i,
-            acc,
-            Skv,
-            D,
-            DV,
-            shift,
-            qk_scale,
-            sks,
-            skd,
-            svs,
-            svd,
-            True,
-            IEEE,
-            UPCAST,
-        )
+        m_i, l_i, acc = _step(qt, kbase, vbase, n0, rm, rn, rd, rdv, kdm, vdm, m_i, l_i, acc,
+                              Skv, shift, qk_scale, sks, skd, svs, svd, True, IEEE, UPCAST,
+                              EVEN_D, SCALE_POS)  # fmt: skip
     l_safe = tl.where(l_i == 0.0, 1.0, l_i)
     o = acc / l_safe[:, None]
     om = (rm < Sq)[:, None] & (rdv < DV)[None, :]
