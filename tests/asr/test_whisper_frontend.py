@@ -4,11 +4,17 @@ definition, and its mel bank against librosa's; batches, padding, pad_or_trim, b
 from __future__ import annotations
 
 import numpy as np
+import pygpukit as gp
 import pytest
 from pygpukit.asr import whisper
 from whisper_reference import reference_log_mel, slaney_mel_bank
 
 SR = 16000
+# Whisper computes on the default device. On the CPU our float32 FFT stays within 2e-5 of the
+# float64 reference in (log10 + 4) / 4 units; cuFFT's float32 roundoff, amplified by the log
+# in bins near the floor, reached 5.3e-5 on the H100.
+ON_GPU = gp.asarray(np.zeros(1, np.float32)).device.type != "cpu"
+ATOL = 1e-4 if ON_GPU else 2e-5
 
 
 def _signals(seed: int, seconds: float = 1.3) -> dict[str, np.ndarray]:
@@ -37,7 +43,7 @@ def test_log_mel_matches_float64_reference(kind: str, n_mels: int) -> None:
     assert got.dtype == np.float32
     # float32 FFT roundoff is relative to each frame's energy; bins 8 decades below the
     # loudest (the floor) carry it amplified by the log, so 2e-5 in (log10 + 4) / 4 units
-    np.testing.assert_allclose(got, want, rtol=0, atol=2e-5)
+    np.testing.assert_allclose(got, want, rtol=0, atol=ATOL)
 
 
 def test_mel_bank_is_librosas_slaney_bank() -> None:
@@ -60,15 +66,19 @@ def test_batch_gives_each_clip_what_it_gets_alone() -> None:
     got = whisper.log_mel_spectrogram(batch)
     assert got.shape == (3, 80, batch.shape[1] // 160)
     for row, clip in zip(got, batch, strict=True):
-        np.testing.assert_array_equal(row, whisper.log_mel_spectrogram(clip))
-        np.testing.assert_allclose(row, reference_log_mel(clip, 80), rtol=0, atol=2e-5)
+        alone = whisper.log_mel_spectrogram(clip)
+        if ON_GPU:  # cuFFT may pick another algorithm for another batch count (6e-8 seen)
+            np.testing.assert_allclose(row, alone, rtol=0, atol=1e-6)
+        else:
+            np.testing.assert_array_equal(row, alone)
+        np.testing.assert_allclose(row, reference_log_mel(clip, 80), rtol=0, atol=ATOL)
 
 
 def test_padding_and_pad_or_trim_give_30_second_windows() -> None:
     audio = _signals(3)["noise"]
     got = whisper.log_mel_spectrogram(audio, padding=whisper.N_SAMPLES)
     want = reference_log_mel(audio, 80, padding=whisper.N_SAMPLES)
-    np.testing.assert_allclose(got, want, rtol=0, atol=2e-5)
+    np.testing.assert_allclose(got, want, rtol=0, atol=ATOL)
     window = whisper.pad_or_trim(got, whisper.N_FRAMES)
     assert window.shape == (80, whisper.N_FRAMES)
     np.testing.assert_array_equal(window, got[:, : whisper.N_FRAMES])
@@ -91,7 +101,7 @@ def test_pcm_integers_are_scaled_like_soundfile() -> None:
     audio = _signals(5)["sine"]
     pcm = np.round(audio * 32767).astype(np.int16)
     got = whisper.log_mel_spectrogram(pcm)
-    np.testing.assert_allclose(got, reference_log_mel(pcm / 32768.0, 80), rtol=0, atol=2e-5)
+    np.testing.assert_allclose(got, reference_log_mel(pcm / 32768.0, 80), rtol=0, atol=ATOL)
 
 
 @pytest.mark.parametrize(

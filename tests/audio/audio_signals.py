@@ -43,8 +43,10 @@ def all_signals(seed: int = 0) -> dict[str, np.ndarray]:
     }
 
 
-def assert_close_scaled(actual: np.ndarray, expected: np.ndarray, rtol: float = 1e-5) -> None:
-    """rtol 1e-5 with atol 1e-6 times the largest |expected| (at least 1e-6).
+def assert_close_scaled(
+    actual: np.ndarray, expected: np.ndarray, rtol: float = 1e-5, floor: float = 1e-6
+) -> None:
+    """rtol 1e-5 with atol `floor` (1e-6) times the largest |expected| (at least `floor`).
 
     FFT-based outputs carry float32 roundoff relative to the whole frame's energy, not
     to each bin (librosa computes in float64 and rounds once), so the absolute floor
@@ -53,4 +55,4 @@ def assert_close_scaled(actual: np.ndarray, expected: np.ndarray, rtol: float = 
     expected = np.asarray(expected)
     scale = max(float(np.max(np.abs(expected))) if expected.size else 0.0, 1.0)
     assert actual.shape == expected.shape, (actual.shape, expected.shape)
-    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=1e-6 * scale)
+    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=floor * scale)

@@ -30,6 +30,11 @@ def _batch() -> np.ndarray:
     return np.stack(list(all_signals(9).values()))
 
 
+# cuFFT and the CPU's float32 FFT each round to about 1e-6 of a frame's peak, so two of
+# them differ by a few times that (H100: up to 3e-6 of the peak in hpss's output)
+CUDA_FLOOR = 5e-6
+
+
 def _same_on_both(fn: Callable[[Any], Any], y: np.ndarray, rtol: float = 1e-5) -> None:
     """fn on a CUDA array stays there and matches fn on the NumPy array."""
     got = fn(gp.from_numpy(y, device=DEVICE))
@@ -42,7 +47,7 @@ def _same_on_both(fn: Callable[[Any], Any], y: np.ndarray, rtol: float = 1e-5) -
         if host.dtype == bool:
             np.testing.assert_array_equal(host, w)
         else:
-            assert_close_scaled(host, np.asarray(w), rtol=rtol)
+            assert_close_scaled(host, np.asarray(w), rtol=rtol, floor=CUDA_FLOOR)
 
 
 CASES: dict[str, tuple[Callable[[Any], Any], float]] = {
@@ -65,7 +70,9 @@ CASES: dict[str, tuple[Callable[[Any], Any], float]] = {
     "delta": (lambda y: audio.feature.delta(audio.feature.mfcc(y=y, sr=SR)), 1e-4),
     "spectral_centroid": (lambda y: audio.feature.spectral_centroid(y=y, sr=SR), 2e-5),
     "spectral_rolloff": (lambda y: audio.feature.spectral_rolloff(y=y, sr=SR), 1e-5),
-    "spectral_flatness": (lambda y: audio.feature.spectral_flatness(y=y), 1e-4),
+    # near-silent frames (power ~1e-11 in every bin) make flatness a ratio of two tiny
+    # means: the two FFTs' roundoff moved it by 3e-4 there on the H100
+    "spectral_flatness": (lambda y: audio.feature.spectral_flatness(y=y), 1e-3),
     "rms": (lambda y: audio.feature.rms(y=y), 1e-5),
     "zero_crossing_rate": (lambda y: audio.feature.zero_crossing_rate(y), 1e-6),
     "chroma_stft": (lambda y: audio.feature.chroma_stft(y=y, sr=SR, tuning=0.0), 1e-5),
@@ -75,8 +82,14 @@ CASES: dict[str, tuple[Callable[[Any], Any], float]] = {
     "yin": (lambda y: audio.yin(y[:2], fmin=65.0, fmax=2000.0, sr=SR), 1e-5),
     "onset_strength": (lambda y: audio.onset.onset_strength(y=y, sr=SR), 1e-4),
     "hpss": (lambda y: audio.decompose.hpss(audio.stft(y[:2], n_fft=512)), 1e-5),
+    # magnitudes only: the vocoder's running phase accumulates each FFT's roundoff (the
+    # H100's phases drifted ~1e-3 rad from the CPU's), its magnitudes do not
     "phase_vocoder": (
-        lambda y: audio.phase_vocoder(audio.stft(y[:2], n_fft=512), rate=1.3),
+        lambda y: (
+            gp.abs(audio.phase_vocoder(audio.stft(y[:2], n_fft=512), rate=1.3))
+            if isinstance(y, gp.GPUArray)
+            else np.abs(audio.phase_vocoder(audio.stft(y[:2], n_fft=512), rate=1.3))
+        ),
         1e-4,
     ),
     "cqt": (lambda y: audio.cqt(y[:2], sr=SR, n_bins=60, fmin=55.0), 1e-5),
