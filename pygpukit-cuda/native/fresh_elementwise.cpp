@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <unordered_map>
 
 #include "buffer_allocator.hpp"
@@ -61,6 +62,31 @@ struct Entry {
 };
 
 using Entries = std::unordered_map<Key, Entry, KeyHash>;
+
+// What one call needs of an entry, held with references: the pool's slow path and (inside a
+// scheduler task) the launch gate may let go of the GIL, and another thread may then clear
+// or replace the entry itself.
+struct Held {
+    PyObject* plan;
+    PyObject* allocator;
+    PyObject* out_dtype;
+    const LaunchPlanSpec* spec;
+    long long in_itemsize, out_itemsize;
+    explicit Held(const Entry& e)
+        : plan(e.plan), allocator(e.allocator), out_dtype(e.out_dtype), spec(e.spec),
+          in_itemsize(e.in_itemsize), out_itemsize(e.out_itemsize) {
+        Py_INCREF(plan);
+        Py_INCREF(allocator);
+        Py_INCREF(out_dtype);
+    }
+    ~Held() {  // runs with the GIL held: every exit of the call holds it
+        Py_DECREF(plan);
+        Py_DECREF(allocator);
+        Py_DECREF(out_dtype);
+    }
+    Held(const Held&) = delete;
+    Held& operator=(const Held&) = delete;
+};
 
 struct FreshObject {
     PyObject_HEAD
@@ -224,14 +250,15 @@ PyObject* call(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* k
     const bool aligned = ((addr[1] | addr[2]) & 15) == 0;
     auto it = f->entries->find(Key{device, dtype, n, aligned});
     if (it == f->entries->end()) return not_implemented();
-    const Entry* e = &it->second;
-    if (stream_device >= 0 && stream_device != e->device_index) return not_implemented();
+    const Entry& found = it->second;
+    if (stream_device >= 0 && stream_device != found.device_index) return not_implemented();
     for (int k = 0; k < f->arity; ++k) {
-        if (!contiguous(shape, get(args[k], sl.strides), e->in_itemsize)) {
+        if (!contiguous(shape, get(args[k], sl.strides), found.in_itemsize)) {
             return not_implemented();
         }
     }
-    PyObject* buffer = allocate_buffer(e->allocator, n * e->out_itemsize, stream);
+    std::unique_ptr<Held> held(new Held(found));
+    PyObject* buffer = allocate_buffer(held->allocator, n * held->out_itemsize, stream);
     if (buffer == nullptr) return nullptr;
     device_buffer_address(buffer, &addr[0]);
     if (aligned && (addr[0] & 15) != 0) {  // the pool hands out aligned blocks; be sure
@@ -240,9 +267,9 @@ PyObject* call(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* k
             Py_DECREF(buffer);
             return not_implemented();
         }
-        e = &other->second;
+        held.reset(new Held(other->second));
     }
-    const LaunchPlanSpec& plan = *e->spec;
+    const LaunchPlanSpec& plan = *held->spec;  // alive while held->plan is
     alignas(16) unsigned char params[kMaxParams];
     std::memcpy(params, plan.params.data(), plan.params.size());
     for (int k = 0; k <= f->arity; ++k) {
@@ -257,10 +284,10 @@ PyObject* call(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* k
         return nullptr;
     }
     PyObject* strides = get(x1, sl.strides);
-    if (e->out_itemsize == e->in_itemsize) {
+    if (held->out_itemsize == held->in_itemsize) {
         Py_INCREF(strides);
     } else {
-        strides = contiguous_strides(shape, e->out_itemsize);
+        strides = contiguous_strides(shape, held->out_itemsize);
         if (strides == nullptr) {
             Py_DECREF(buffer);
             return nullptr;
@@ -278,8 +305,8 @@ PyObject* call(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* k
     put(out, sl.buffer, buffer);
     Py_INCREF(shape);
     put(out, sl.shape, shape);
-    Py_INCREF(e->out_dtype);
-    put(out, sl.dtype, e->out_dtype);
+    Py_INCREF(held->out_dtype);
+    put(out, sl.dtype, held->out_dtype);
     Py_INCREF(device);
     put(out, sl.device, device);
     put(out, sl.strides, strides);
