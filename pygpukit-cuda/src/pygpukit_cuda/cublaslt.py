@@ -31,12 +31,11 @@ from __future__ import annotations
 import os
 import threading
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from pygpukit.core import dtypes as dt
 
-from . import _loader, plans, streams
+from . import _loader, plans, runtime_libs, streams
 
 #: Workspace a product may use (what cuBLASLt's Hopper kernels like to have).
 WORKSPACE_BYTES = 32 << 20
@@ -67,27 +66,12 @@ DTYPES = (dt.float16, dt.bfloat16, dt.float32, dt.float64, dt.complex64, dt.comp
 
 def candidates() -> list[str]:
     """Paths to open, in order: ``PYGPUKIT_CUBLASLT_PATH``, then what cuda-pathfinder finds."""
-    out: list[str] = []
-    env = os.environ.get("PYGPUKIT_CUBLASLT_PATH")
-    if env:
-        p = Path(env)
-        out += sorted(str(f) for f in p.glob("libcublasLt.so*")) if p.is_dir() else [env]
-    found = _pathfinder_path()
-    if found:
-        out.append(found)
-    return out
+    return runtime_libs.candidates("PYGPUKIT_CUBLASLT_PATH", "libcublasLt.so*", _pathfinder_path())
 
 
 def _pathfinder_path() -> str | None:
     """Where cuda-pathfinder finds libcublasLt (wheels first, then the system), or None."""
-    try:
-        from cuda.pathfinder import load_nvidia_dynamic_lib
-    except ImportError:
-        return None
-    try:
-        return str(load_nvidia_dynamic_lib("cublasLt").abs_path)
-    except Exception:  # DynamicLibNotFoundError and friends: simply not installed
-        return None
+    return runtime_libs.pathfinder_path("cublasLt")
 
 
 _lock = threading.Lock()
@@ -116,20 +100,16 @@ def status() -> str:
 
 
 def _open(paths: list[str]) -> tuple[Any, str]:
-    errors = []
-    native = _loader.native()
-    for path in paths:
-        try:
-            lt = native.CublasLt(path)
-        except RuntimeError as exc:
-            errors.append(str(exc))
-            continue
+    def describe(lt: Any) -> str:
         v = int(lt.version)
-        return lt, f"cuBLASLt {v // 10000}.{(v // 100) % 100}.{v % 100} from {lt.path}"
-    tried = "; ".join(errors[-3:]) if errors else "cuda-pathfinder found none"
+        return f"cuBLASLt {v // 10000}.{(v // 100) % 100}.{v % 100} from {lt.path}"
+
+    lt, said = runtime_libs.open_first(paths, _loader.native().CublasLt, describe)
+    if lt is not None:
+        return lt, said[0]
     return None, (
         "cuBLASLt not found (pip install nvidia-cublas, or set PYGPUKIT_CUBLASLT_PATH); "
-        f"matmul uses the NVRTC kernels. Tried: {tried}"
+        f"matmul uses the NVRTC kernels. Tried: {runtime_libs.tried(said)}"
     )
 
 

@@ -23,10 +23,9 @@ from __future__ import annotations
 
 import os
 import threading
-from pathlib import Path
 from typing import Any
 
-from . import _loader, device, plans, streams
+from . import _loader, device, plans, runtime_libs, streams
 
 # cufftType values of cufft.h: (complex-to-complex, real-to-complex, complex-to-real)
 C2C, R2C, C2R = 0x29, 0x2A, 0x2C
@@ -38,26 +37,12 @@ INSTALL_HINT = "pip install 'pygpukit-cuda[cufft]' (the nvidia-cufft wheel)"
 
 def candidates() -> list[str]:
     """Paths to open, in order: ``PYGPUKIT_CUFFT_PATH``, then what cuda-pathfinder finds."""
-    out: list[str] = []
-    env = os.environ.get("PYGPUKIT_CUFFT_PATH")
-    if env:
-        p = Path(env)
-        out += sorted(str(f) for f in p.glob("libcufft.so*")) if p.is_dir() else [env]
-    found = _pathfinder_path()
-    if found:
-        out.append(found)
-    return out
+    return runtime_libs.candidates("PYGPUKIT_CUFFT_PATH", "libcufft.so*", _pathfinder_path())
 
 
 def _pathfinder_path() -> str | None:
-    try:
-        from cuda.pathfinder import load_nvidia_dynamic_lib
-    except ImportError:
-        return None
-    try:
-        return str(load_nvidia_dynamic_lib("cufft").abs_path)
-    except Exception:  # DynamicLibNotFoundError and friends: simply not installed
-        return None
+    """Where cuda-pathfinder finds libcufft, or None."""
+    return runtime_libs.pathfinder_path("cufft")
 
 
 _lock = threading.Lock()
@@ -92,23 +77,21 @@ def missing() -> str | None:
 
 
 def _open(paths: list[str]) -> tuple[Any, str]:
-    errors = []
     try:
         native = _loader.native()
     except Exception as exc:  # the extension itself is missing: say so
         return None, f"cuFFT unusable: the native extension did not load ({exc})"
-    for path in paths:
-        try:
-            lib = native.Cufft(path)
-            v = int(lib.version)
-        except RuntimeError as exc:
-            errors.append(str(exc))
-            continue
-        return lib, f"cuFFT {v // 1000}.{(v // 100) % 10}.{v % 100} from {lib.path}"
-    tried = "; ".join(errors[-3:]) if errors else "cuda-pathfinder found none"
+
+    def describe(lib: Any) -> str:
+        v = int(lib.version)
+        return f"cuFFT {v // 1000}.{(v // 100) % 10}.{v % 100} from {lib.path}"
+
+    lib, said = runtime_libs.open_first(paths, native.Cufft, describe)
+    if lib is not None:
+        return lib, said[0]
     return None, (
         f"cuFFT not found, so gp.fft cannot run on cuda arrays: {INSTALL_HINT}, or set "
-        f"PYGPUKIT_CUFFT_PATH. Tried: {tried}"
+        f"PYGPUKIT_CUFFT_PATH. Tried: {runtime_libs.tried(said)}"
     )
 
 

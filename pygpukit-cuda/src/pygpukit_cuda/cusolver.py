@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import os
 import threading
-from pathlib import Path
 from typing import Any
 
 from pygpukit.core import dtypes as dt
+
+from . import runtime_libs
 
 #: cudaDataType codes of the dtypes the native layer takes
 DATA_TYPE = {"float32": 0, "float64": 1, "complex64": 4, "complex128": 5}
@@ -27,27 +28,12 @@ DTYPES = (dt.float32, dt.float64, dt.complex64, dt.complex128)
 
 def candidates() -> list[str]:
     """Paths to open, in order: ``PYGPUKIT_CUSOLVER_PATH``, then what cuda-pathfinder finds."""
-    out: list[str] = []
-    env = os.environ.get("PYGPUKIT_CUSOLVER_PATH")
-    if env:
-        p = Path(env)
-        out += sorted(str(f) for f in p.glob("libcusolver.so*")) if p.is_dir() else [env]
-    found = _pathfinder_path()
-    if found:
-        out.append(found)
-    return out
+    return runtime_libs.candidates("PYGPUKIT_CUSOLVER_PATH", "libcusolver.so*", _pathfinder_path())
 
 
 def _pathfinder_path() -> str | None:
     """Where cuda-pathfinder finds libcusolver (loading its dependencies), or None."""
-    try:
-        from cuda.pathfinder import load_nvidia_dynamic_lib
-    except ImportError:
-        return None
-    try:
-        return str(load_nvidia_dynamic_lib("cusolver").abs_path)
-    except Exception:  # DynamicLibNotFoundError and friends: simply not installed
-        return None
+    return runtime_libs.pathfinder_path("cusolver")
 
 
 _lock = threading.Lock()
@@ -83,23 +69,22 @@ def unavailable() -> str | None:
 def _open(paths: list[str]) -> tuple[Any, str]:
     from . import _loader
 
-    errors = []
     try:
         native = _loader.native()
     except Exception as exc:  # the extension itself is missing: say so
         return None, f"cuSOLVER unusable: the pygpukit_cuda extension did not load ({exc})"
-    for path in paths:
-        try:
-            lib = native.Cusolver(path)
-        except RuntimeError as exc:
-            errors.append(str(exc))
-            continue
+
+    def describe(lib: Any) -> str:
         v = int(lib.version)
-        return lib, f"cuSOLVER {v // 1000}.{(v // 100) % 10}.{v % 100} from {lib.path}"
-    tried = "; ".join(errors[-3:]) if errors else "cuda-pathfinder found none"
+        return f"cuSOLVER {v // 1000}.{(v // 100) % 10}.{v % 100} from {lib.path}"
+
+    lib, said = runtime_libs.open_first(paths, native.Cusolver, describe)
+    if lib is not None:
+        return lib, said[0]
     return None, (
         "cuSOLVER not found (pip install nvidia-cusolver, or pygpukit-cuda[linalg]; or set "
-        f"PYGPUKIT_CUSOLVER_PATH); the linalg factorizations need it on cuda. Tried: {tried}"
+        "PYGPUKIT_CUSOLVER_PATH); the linalg factorizations need it on cuda. Tried: "
+        f"{runtime_libs.tried(said)}"
     )
 
 
