@@ -1,0 +1,224 @@
+"""The skinny matmul path of the `cuda` provider: x (M, K) @ W for M <= 8 rows of float16 or
+bfloat16, one launch of a weight-streaming kernel (``kernels/skinny_source.py``).
+
+When ``gp.matmul`` takes it (`refusal` returns None), the rule in full:
+
+- compute capability 8.0 or newer, both operands float16 or bfloat16 (the same dtype), x
+  2-D with 1..8 rows, W 2-D with K * N >= `MIN_WEIGHT` elements (below that both this
+  kernel and cuBLASLt are one launch with nothing to stream, and cuBLASLt stays);
+- W is either K x N with unit column stride (``kn``) or the ``.mT`` view of N x K storage
+  with unit stride along K (``nk``), its data 16-byte aligned, the row stride and the
+  contiguous extent (N for kn, K for nk) multiples of 8 elements: every thread reads 16
+  bytes at a time. Anything else (odd sizes, other strides) stays on cuBLASLt;
+- ``PYGPUKIT_SKINNY_MATMUL=0`` in the environment (or `ENABLED = False`) turns it off,
+  for comparisons.
+
+`explain(x1, x2)` says which path a product takes and why. cuBLASLt's M=1 kernels stream
+1.3-2.4 TB/s of an H100's ~3.35 (scripts/probe_decode.py, notes s18); this kernel keeps
+32-128 KB of loads in flight per SM (the launch shape below), what ~1 us of memory latency
+needs to run at full bandwidth.
+
+Launch shape: grid (column tiles, splits). Splits of K are chosen so that tiles * splits
+fills every SM with the blocks it can hold (from the kernels' register use: 59-111 per
+thread, 256 threads a block), no split shorter than one unrolled step of the kernel and
+each split's x slice within `X_SLICE_BYTES` of shared memory. With more than one split,
+the float32 partial sums go to a workspace from the stream's pool (a graph's private pool
+while capturing) and a per-tile arrival counter picks the block that adds them in fixed
+order. The counters live in a zeroed block per (device, stream) made on first use; every
+launch leaves them at zero again, so later launches need no memset. A capture on a
+stream that has no block yet (no eager call came first) takes one from the graph's pool,
+zeroed inside the graph (one memset node). Concurrent launches share a block only when
+they share a stream, which orders them.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from pygpukit import GPUArray
+from pygpukit.core import dtypes as dt
+
+from . import launcher, streams
+from .device_facts import compute_capability, sm_count
+from .device_facts import data_ptr as _ptr
+from .kernels import skinny_source as ks
+
+#: smallest weight (elements) worth the kernel: 64 K elements = 128 KB in 16-bit
+MIN_WEIGHT = 64 * 1024
+#: per-tile arrival counters in one zeroed block (a tile count over this gets one split)
+COUNTERS = 65536
+ENABLED = os.environ.get("PYGPUKIT_SKINNY_MATMUL", "1") != "0"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One product's launch: kernel layout, grid (tiles, splits), rows of K per split,
+    dynamic shared memory bytes."""
+
+    layout: str
+    rows: int
+    tiles: int
+    splits: int
+    kc: int
+    shared: int
+
+    @property
+    def grid(self) -> tuple[int, int]:
+        return (self.tiles, self.splits)
+
+    def workspace_floats(self, n: int) -> int:
+        return 0 if self.splits == 1 else self.splits * self.rows * n
+
+
+def resident_blocks(layout: str, rows: int) -> int:
+    """Blocks of 256 threads an SM holds, from the registers ptxas gives each instance
+    (sm_90: kn 59-64 for M <= 4, 107 for M = 8; nk 58, 68, 92-111 for M = 1, 2, >= 3)."""
+    if layout == "kn":
+        return 4 if rows <= 4 else 2
+    return 4 if rows == 1 else 3 if rows == 2 else 2
+
+
+def _round_up(a: int, b: int) -> int:
+    return -(-a // b) * b
+
+
+def plan(layout: str, m: int, n: int, k: int, sms: int) -> Plan:
+    """The launch for an (m, k) @ (k, n) product on a device of `sms` SMs."""
+    if layout == "kn":
+        tiles = -(-n // ks.KN_TILE)
+        step = 32 * ks.kn_unroll(m)  # rows of K one unrolled block step covers
+        quantum = 32  # every split a multiple of the block's 32 row groups
+        most = (ks.X_SLICE_BYTES // (4 * m)) // quantum * quantum
+        per_k_bytes = 4 * m
+    else:
+        r, unroll = ks.nk_shape(m)
+        tiles = -(-n // (8 * r))
+        step = 256 * unroll
+        quantum = 256  # a warp step of 32 lanes x 8 elements (keeps the slices aligned)
+        most = (ks.X_SLICE_BYTES // (2 * m)) // quantum * quantum
+        per_k_bytes = 2 * m
+    target = sms * resident_blocks(layout, m)
+    splits = max(1, target // tiles)
+    splits = min(splits, max(1, k // step))  # no split shorter than one unrolled step
+    splits = max(splits, -(-k // most))  # every x slice fits its shared memory
+    if tiles > COUNTERS:
+        splits = -(-k // most)  # never more than shared memory forces
+    kc = _round_up(-(-k // splits), quantum)
+    kc = min(kc, most)
+    splits = -(-k // kc)
+    if splits == 1:
+        kc = k
+    return Plan(layout, m, tiles, splits, kc, kc * per_k_bytes)
+
+
+# -- eligibility ---------------------------------------------------------------------
+def _layout(x2: GPUArray) -> tuple[str, int] | None:
+    """("kn" | "nk", W's row stride in elements) when W's strides allow 16-byte loads."""
+    k, n = x2._shape
+    s0, s1 = x2._strides
+    size = x2._dtype.itemsize
+    if s1 == size and s0 % (8 * size) == 0 and s0 >= n * size and n % 8 == 0:
+        return "kn", s0 // size
+    if s0 == size and s1 % (8 * size) == 0 and s1 >= k * size and k % 8 == 0:
+        return "nk", s1 // size
+    return None
+
+
+def refusal(x1: GPUArray, x2: GPUArray, out: GPUArray) -> str | None:
+    """Why the skinny kernel does not take out = x1 @ x2 (None: it does)."""
+    if not ENABLED:
+        return "turned off (PYGPUKIT_SKINNY_MATMUL=0)"
+    dtype = out._dtype
+    if dtype not in ks.DTYPES or x1._dtype is not dtype or x2._dtype is not dtype:
+        return "only float16 and bfloat16 operands of the output's dtype"
+    if len(x1._shape) != 2 or len(x2._shape) != 2:
+        return "batched product (the kernel takes a 2-D x and a 2-D weight)"
+    m, k = x1._shape
+    n = x2._shape[1]
+    if not 1 <= m <= ks.MAX_ROWS:
+        return f"{m} rows (the kernel takes 1..{ks.MAX_ROWS})"
+    if k * n < MIN_WEIGHT:
+        return f"weight of {k * n} elements, under {MIN_WEIGHT}: cuBLASLt is as quick"
+    if any(s % dtype.itemsize for s in x1._strides):
+        return "x's strides are not whole elements"
+    if _layout(x2) is None:
+        return ("weight strides or sizes rule out 16-byte loads (K x N with unit column "
+                "stride and N % 8 == 0, or N x K storage with K % 8 == 0)")  # fmt: skip
+    if _ptr(x2) % 16:
+        return "weight data not 16-byte aligned"
+    if not out.is_contiguous:
+        return "output not contiguous"
+    if compute_capability(out._device.index) < 80:
+        return "compute capability under 8.0"
+    return None
+
+
+def explain(x1: GPUArray, x2: GPUArray) -> str:
+    """Which kernel ``gp.matmul(x1, x2)`` runs on the cuda provider for these operands."""
+    out = GPUArray.empty((*x1.shape[:-1], x2.shape[-1]), x1.dtype, x1.device)
+    why = refusal(x1, x2, out) if len(x1.shape) == 2 and len(x2.shape) == 2 else (
+        "batched product (the kernel takes a 2-D x and a 2-D weight)")  # fmt: skip
+    if why is not None:
+        return f"cuBLASLt: the skinny kernel passes ({why})"
+    lay = _layout(x2)
+    assert lay is not None
+    m, k = x1.shape
+    n = x2.shape[1]
+    p = plan(lay[0], m, n, k, sm_count(x1.device.index))
+    return (f"skinny {lay[0]} kernel: {m} rows <= {ks.MAX_ROWS}, weight {k}x{n} streamed "
+            f"with 16-byte loads; grid {p.tiles} tiles x {p.splits} splits of {p.kc} "
+            "rows")  # fmt: skip
+
+
+# -- counters ------------------------------------------------------------------------
+_counters: dict[tuple[int, int], GPUArray] = {}
+_lock = threading.Lock()
+
+
+def _counter_block(index: int) -> GPUArray:
+    """The zeroed arrival counters of the current stream (see the module note)."""
+    stream = streams.current(index)
+    key = (index, stream.ptr)
+    block = _counters.get(key)
+    if block is not None:
+        return block
+    import pygpukit as gp
+
+    block = gp.zeros((COUNTERS,), dtype=gp.int32, device=f"cuda:{index}")
+    if getattr(stream, "capture_pool", None) is not None:
+        return block  # the graph's own (zeroed in the graph); the stream dies with it
+    with _lock:
+        return _counters.setdefault(key, block)
+
+
+# -- the launch ----------------------------------------------------------------------
+def matmul(x1: GPUArray, x2: GPUArray, out: GPUArray) -> bool:
+    """out = x1 @ x2 through the skinny kernel; False (nothing done) when `refusal` says
+    it does not take them."""
+    if refusal(x1, x2, out) is not None:
+        return False
+    lay = _layout(x2)
+    assert lay is not None
+    layout, ldw = lay
+    m, k = x1._shape
+    n = x2._shape[1]
+    index = out._device.index
+    p = plan(layout, m, n, k, sm_count(index))
+    if p.splits > 1 and p.tiles > COUNTERS:  # more tiles than counters: stay on cuBLASLt
+        return False
+    size = x1._dtype.itemsize
+    ws: Any = None
+    counters: Any = None
+    if p.splits > 1:
+        ws = GPUArray.empty((p.workspace_floats(n),), dt.float32, out._device)
+        counters = _counter_block(index)
+    name, src = ks.kernel(layout, out._dtype, m)
+    fn = launcher.function(index, name, src, ks.ARG_FORMAT)
+    fn.launch(p.grid, (ks.THREADS,),
+              (_ptr(out), _ptr(x1), _ptr(x2), 0 if ws is None else _ptr(ws),
+               0 if counters is None else _ptr(counters), n, k, p.kc,
+               x1._strides[0] // size, x1._strides[1] // size, ldw, n), p.shared)  # fmt: skip
+    return True
