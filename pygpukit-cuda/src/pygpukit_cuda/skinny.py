@@ -33,6 +33,7 @@ they share a stream, which orders them.
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 from dataclasses import dataclass
@@ -85,6 +86,21 @@ def _round_up(a: int, b: int) -> int:
     return -(-a // b) * b
 
 
+def _balanced(tiles: int, low: int, high: int, target: int) -> int:
+    """The fewest splits in low..high whose blocks fill the resident slots in whole waves
+    (>= 95%: the last wave of 704 blocks on 528 slots would run a third full), else the
+    best filling one."""
+    best, best_fill = low, 0.0
+    for splits in range(low, high + 1):
+        waves = tiles * splits / target
+        fill = waves / math.ceil(waves)
+        if fill >= 0.95:
+            return splits
+        if fill > best_fill:
+            best, best_fill = splits, fill
+    return best
+
+
 def plan(layout: str, m: int, n: int, k: int, sms: int) -> Plan:
     """The launch for an (m, k) @ (k, n) product on a device of `sms` SMs."""
     if layout == "kn":
@@ -101,11 +117,14 @@ def plan(layout: str, m: int, n: int, k: int, sms: int) -> Plan:
         most = (ks.X_SLICE_BYTES // (2 * m)) // quantum * quantum
         per_k_bytes = 2 * m
     target = sms * resident_blocks(layout, m)
-    splits = max(1, target // tiles)
-    splits = min(splits, max(1, k // step))  # no split shorter than one unrolled step
-    splits = max(splits, -(-k // most))  # every x slice fits its shared memory
+    low = max(1, target // tiles)
+    low = min(low, max(1, k // step))  # no split shorter than one unrolled step
+    low = max(low, -(-k // most))  # every x slice fits its shared memory
+    splits = low
     if tiles > COUNTERS:
         splits = -(-k // most)  # never more than shared memory forces
+    elif tiles * low * 2 >= target:
+        splits = _balanced(tiles, low, max(low, min(3 * low, k // quantum)), target)
     kc = _round_up(-(-k // splits), quantum)
     kc = min(kc, most)
     splits = -(-k // kc)
@@ -207,8 +226,8 @@ def matmul(x1: GPUArray, x2: GPUArray, out: GPUArray) -> bool:
     n = x2._shape[1]
     index = out._device.index
     p = plan(layout, m, n, k, sm_count(index))
-    if p.splits > 1 and p.tiles > COUNTERS:  # more tiles than counters: stay on cuBLASLt
-        return False
+    if (p.splits > 1 and p.tiles > COUNTERS) or p.splits > 65535:  # past the counters or
+        return False  # the grid's y limit (K in the tens of millions): stay on cuBLASLt
     size = x1._dtype.itemsize
     ws: Any = None
     counters: Any = None
