@@ -21,7 +21,7 @@ from __future__ import annotations
 import argparse
 import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -39,7 +39,7 @@ def copies_for(nbytes: int) -> int:
     return max(2, min(64, math.ceil(STREAM_BYTES / nbytes)))
 
 
-def graph_us(calls: list[Callable[[], Any]], reps: int = 3) -> float:
+def graph_us(calls: Sequence[Callable[[], Any]], reps: int = 3) -> float:
     """GPU microseconds per call of `calls` captured into one pygpukit graph."""
     import pygpukit as gp
 

@@ -37,7 +37,7 @@ def _weight(rng: np.random.Generator, k: int, n: int, name: str,
 def _rel(got: np.ndarray, want: np.ndarray) -> float:
     g = got.astype(np.float64)
     assert np.isfinite(g).all(), "an output element was left unwritten (poison) or overflowed"
-    return float(np.linalg.norm(g - want) / max(np.linalg.norm(want), 1e-300))
+    return float(np.linalg.norm(g - want)) / max(float(np.linalg.norm(want)), 1e-300)
 
 
 def _check(m: int, k: int, n: int, name: str, layout: str, seed: int) -> None:
