@@ -117,6 +117,10 @@ for why, (a, b) in cases.items():
     assert why in skinny.explain(a, b), (why, skinny.explain(a, b))
     _, launches = run(a, b)
     assert launches and not skinny_ids & {f for f, *_ in launches}, (why, launches)
+assert "kernel: skinny kn kernel" in str(gp.explain("matmul", x, w))
+assert "kernel: cuBLASLt" in str(gp.explain("matmul", cases["16-byte"][0], cases["16-byte"][1]))
+assert "kernel" not in str(gp.explain("matmul", on((2, 4), gp.float32), on((4, 2), gp.float32)))
+assert "skinny kn" in skinny.explain(x.reshape((-1,)), w)  # 1-D x: one row
 skinny.ENABLED = False
 assert "turned off" in skinny.explain(x, w)
 print("ok")

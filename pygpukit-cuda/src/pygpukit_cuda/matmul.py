@@ -244,6 +244,19 @@ def _nvrtc_matmul(x1: GPUArray, x2: GPUArray, out: GPUArray, allow_tf32: bool) -
                                s2[1], count, len(dims), *shape, *sa, *sb))  # fmt: skip
 
 
+def _explain_call(x1: Any, x2: Any, *args: Any, **kwargs: Any) -> str | None:
+    """gp.explain's kernel line: the skinny kernel or cuBLASLt, and why (2-D float16 and
+    bfloat16 products; None for the rest, where the provider line says it all)."""
+    if not (isinstance(x1, GPUArray) and isinstance(x2, GPUArray)):
+        return None
+    if x1.dtype not in skinny.ks.DTYPES or x1.ndim > 2 or x2.ndim > 2:
+        return None
+    return skinny.explain(x1, x2)
+
+
+matmul.explain_call = _explain_call  # type: ignore[attr-defined]
+
+
 def register(provider: KernelProvider) -> None:
     """Add matmul to the cuda provider."""
     provider.add("matmul", matmul, (*MATMUL_DTYPES, *dt.COMPLEX_DTYPES))

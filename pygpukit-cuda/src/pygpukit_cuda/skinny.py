@@ -13,7 +13,8 @@ When ``gp.matmul`` takes it (`refusal` returns None), the rule in full:
 - ``PYGPUKIT_SKINNY_MATMUL=0`` in the environment (or `ENABLED = False`) turns it off,
   for comparisons.
 
-`explain(x1, x2)` says which path a product takes and why. cuBLASLt's M=1 kernels stream
+`explain(x1, x2)` says which path a product takes and why; ``gp.explain("matmul", x, w)``
+shows the same line. cuBLASLt's M=1 kernels stream
 1.3-2.4 TB/s of an H100's ~3.35 (scripts/probe_decode.py, notes s18); this kernel keeps
 32-128 KB of loads in flight per SM (the launch shape below), what ~1 us of memory latency
 needs to run at full bandwidth.
@@ -146,11 +147,12 @@ def _layout(x2: GPUArray) -> tuple[str, int] | None:
     return None
 
 
-def refusal(x1: GPUArray, x2: GPUArray, out: GPUArray) -> str | None:
-    """Why the skinny kernel does not take out = x1 @ x2 (None: it does)."""
+def refusal(x1: GPUArray, x2: GPUArray, out: GPUArray | None = None) -> str | None:
+    """Why the skinny kernel does not take out = x1 @ x2 (None: it does); without `out`,
+    for a new contiguous output of x1's dtype."""
     if not ENABLED:
         return "turned off (PYGPUKIT_SKINNY_MATMUL=0)"
-    dtype = out._dtype
+    dtype = x1._dtype if out is None else out._dtype
     if dtype not in ks.DTYPES or x1._dtype is not dtype or x2._dtype is not dtype:
         return "only float16 and bfloat16 operands of the output's dtype"
     if len(x1._shape) != 2 or len(x2._shape) != 2:
@@ -168,18 +170,21 @@ def refusal(x1: GPUArray, x2: GPUArray, out: GPUArray) -> str | None:
                 "stride and N % 8 == 0, or N x K storage with K % 8 == 0)")  # fmt: skip
     if _ptr(x2) % 16:
         return "weight data not 16-byte aligned"
-    if not out.is_contiguous:
+    if out is not None and not out.is_contiguous:
         return "output not contiguous"
-    if compute_capability(out._device.index) < 80:
+    if x1._device.type != "cuda" or compute_capability(x1._device.index) < 80:
         return "compute capability under 8.0"
     return None
 
 
 def explain(x1: GPUArray, x2: GPUArray) -> str:
-    """Which kernel ``gp.matmul(x1, x2)`` runs on the cuda provider for these operands."""
-    out = GPUArray.empty((*x1.shape[:-1], x2.shape[-1]), x1.dtype, x1.device)
-    why = refusal(x1, x2, out) if len(x1.shape) == 2 and len(x2.shape) == 2 else (
-        "batched product (the kernel takes a 2-D x and a 2-D weight)")  # fmt: skip
+    """Which kernel ``gp.matmul(x1, x2)`` runs on the cuda provider for these operands
+    (1-D ones promoted as matmul promotes them); nothing is allocated or launched."""
+    if len(x1.shape) == 1:
+        x1 = x1.reshape((1, -1))
+    if len(x2.shape) == 1:
+        x2 = x2.reshape((-1, 1))
+    why = refusal(x1, x2)
     if why is not None:
         return f"cuBLASLt: the skinny kernel passes ({why})"
     lay = _layout(x2)
