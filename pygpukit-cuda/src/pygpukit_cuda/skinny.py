@@ -25,11 +25,12 @@ thread, 256 threads a block), no split shorter than one unrolled step of the ker
 each split's x slice within `X_SLICE_BYTES` of shared memory. With more than one split,
 the float32 partial sums go to a workspace from the stream's pool (a graph's private pool
 while capturing) and a per-tile arrival counter picks the block that adds them in fixed
-order. The counters live in a zeroed block per (device, stream) made on first use; every
-launch leaves them at zero again, so later launches need no memset. A capture on a
-stream that has no block yet (no eager call came first) takes one from the graph's pool,
-zeroed inside the graph (one memset node). Concurrent launches share a block only when
-they share a stream, which orders them.
+order. The counters and the workspace live per stream (launches on one stream run in order, so
+one block of each serves them all): the counters are zeroed once when the stream first
+needs them, and every launch leaves them at zero again, so later launches need no memset.
+A graph captures on a stream of its own, so it gets its own blocks from its private pool
+(one fill node in the graph, from the first skinny product it captures) and a replay
+never shares them with eager calls on other streams.
 """
 
 from __future__ import annotations
@@ -37,13 +38,14 @@ from __future__ import annotations
 import math
 import os
 import threading
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
 from pygpukit import GPUArray
 from pygpukit.core import dtypes as dt
 
-from . import launcher, streams
+from . import launcher, plans, streams
 from .device_facts import compute_capability, sm_count
 from .device_facts import data_ptr as _ptr
 from .kernels import skinny_source as ks
@@ -51,8 +53,9 @@ from .kernels import skinny_source as ks
 #: smallest weight (elements) worth the kernel: 64 K elements = 128 KB in 16-bit
 MIN_WEIGHT = 64 * 1024
 #: per-tile arrival counters in one zeroed block (a tile count over this gets one split)
-COUNTERS = 65536
+COUNTERS = 16384
 ENABLED = os.environ.get("PYGPUKIT_SKINNY_MATMUL", "1") != "0"
+_bound = plans.SKINNY
 
 
 @dataclass(frozen=True)
@@ -197,33 +200,56 @@ def explain(x1: GPUArray, x2: GPUArray) -> str:
             "rows")  # fmt: skip
 
 
-# -- counters ------------------------------------------------------------------------
-_counters: dict[tuple[int, int], GPUArray] = {}
+# -- per-stream scratch ---------------------------------------------------------------
+class _Scratch:
+    """A stream's arrival counters (zero at rest) and float32 workspace for partial sums.
+    Launches on one stream run in order, so one block of each serves them all."""
+
+    def __init__(self, index: int) -> None:
+        import pygpukit as gp
+
+        self.index = index
+        self.counters = gp.zeros((COUNTERS,), dtype=gp.int32, device=f"cuda:{index}")
+        self.counters_ptr = _ptr(self.counters)
+        self.floats = 0
+        self.workspace: GPUArray | None = None
+        self.workspace_ptr = 0
+
+    def workspace_for(self, floats: int) -> int:
+        if floats > self.floats:  # grows only; the old block is freed in stream order
+            floats = max(floats, 2 * self.floats)
+            self.workspace = GPUArray.empty((floats,), dt.float32, self.counters._device)
+            self.workspace_ptr, self.floats = _ptr(self.workspace), floats
+        return self.workspace_ptr
+
+
+#: scratch per Stream object: the null streams live for the process, a created stream's
+#: (a graph's capture stream included: its blocks come from the graph's pool and live as
+#: long as the graph holds the stream) goes with it
+_scratch: weakref.WeakKeyDictionary[Any, _Scratch] = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
 
 
-def _counter_block(index: int) -> GPUArray:
-    """The zeroed arrival counters of the current stream (see the module note)."""
+def _scratch_of(index: int) -> _Scratch:
     stream = streams.current(index)
-    key = (index, stream.ptr)
-    block = _counters.get(key)
-    if block is not None:
-        return block
-    import pygpukit as gp
-
-    block = gp.zeros((COUNTERS,), dtype=gp.int32, device=f"cuda:{index}")
-    if getattr(stream, "capture_pool", None) is not None:
-        return block  # the graph's own (zeroed in the graph); the stream dies with it
-    with _lock:
-        return _counters.setdefault(key, block)
+    got = _scratch.get(stream)
+    if got is None:
+        with _lock:
+            got = _scratch.get(stream)
+            if got is None:
+                got = _scratch[stream] = _Scratch(index)
+    return got
 
 
 # -- the launch ----------------------------------------------------------------------
-def matmul(x1: GPUArray, x2: GPUArray, out: GPUArray) -> bool:
-    """out = x1 @ x2 through the skinny kernel; False (nothing done) when `refusal` says
-    it does not take them."""
+_MISSING = object()
+
+
+def _bind(x1: GPUArray, x2: GPUArray, out: GPUArray) -> tuple[Any, ...] | None:
+    """The launch for these operand layouts: (kernel, plan, arguments after the
+    pointers), or None when `refusal` says the skinny kernel does not take them."""
     if refusal(x1, x2, out) is not None:
-        return False
+        return None
     lay = _layout(x2)
     assert lay is not None
     layout, ldw = lay
@@ -232,17 +258,32 @@ def matmul(x1: GPUArray, x2: GPUArray, out: GPUArray) -> bool:
     index = out._device.index
     p = plan(layout, m, n, k, sm_count(index))
     if (p.splits > 1 and p.tiles > COUNTERS) or p.splits > 65535:  # past the counters or
-        return False  # the grid's y limit (K in the tens of millions): stay on cuBLASLt
+        return None  # the grid's y limit (K in the tens of millions): stay on cuBLASLt
     size = x1._dtype.itemsize
-    ws: Any = None
-    counters: Any = None
-    if p.splits > 1:
-        ws = GPUArray.empty((p.workspace_floats(n),), dt.float32, out._device)
-        counters = _counter_block(index)
     name, src = ks.kernel(layout, out._dtype, m)
     fn = launcher.function(index, name, src, ks.ARG_FORMAT)
-    fn.launch(p.grid, (ks.THREADS,),
-              (_ptr(out), _ptr(x1), _ptr(x2), 0 if ws is None else _ptr(ws),
-               0 if counters is None else _ptr(counters), n, k, p.kc,
-               x1._strides[0] // size, x1._strides[1] // size, ldw, n), p.shared)  # fmt: skip
+    rest = (n, k, p.kc, x1._strides[0] // size, x1._strides[1] // size, ldw, n)
+    return fn, p, rest
+
+
+def matmul(x1: GPUArray, x2: GPUArray, out: GPUArray) -> bool:
+    """out = x1 @ x2 through the skinny kernel; False (nothing done) when `refusal` says
+    it does not take them."""
+    if not ENABLED:
+        return False
+    b_ptr = _ptr(x2)
+    key = (x1._shape, x1._strides, x1._dtype, x2._shape, x2._strides, x2._dtype,
+           out._strides, out._dtype, out._device, b_ptr & 15)  # fmt: skip
+    bound = _bound.get(key, _MISSING)
+    if bound is _MISSING:
+        bound = _bound.put(key, _bind(x1, x2, out))
+    if bound is None:
+        return False
+    fn, p, rest = bound
+    ws = counters = 0
+    if p.splits > 1:
+        scratch = _scratch_of(out._device.index)
+        ws, counters = scratch.workspace_for(p.workspace_floats(rest[0])), scratch.counters_ptr
+    fn.launch(p.grid, (ks.THREADS,), (_ptr(out), _ptr(x1), b_ptr, ws, counters, *rest),
+              p.shared)  # fmt: skip
     return True
