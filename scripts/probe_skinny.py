@@ -143,6 +143,7 @@ def gpu_main(args: argparse.Namespace) -> None:
 
 def plans_main(args: argparse.Namespace) -> None:
     from pygpukit_cuda import skinny
+    from pygpukit_cuda.kernels import skinny_source as ks
 
     for m, k, n in SHAPES:
         for layout in args.layout:
@@ -150,7 +151,7 @@ def plans_main(args: argparse.Namespace) -> None:
             blocks = p.tiles * p.splits
             per_sm = blocks / H100_SMS
             print(f"{m}x{k}x{n:<12} {layout}: {p.tiles} tiles x {p.splits} splits of {p.kc} "
-                  f"rows = {blocks} blocks ({per_sm:.1f}/SM, {skinny.resident_blocks(layout, m)}"
+                  f"rows = {blocks} blocks ({per_sm:.1f}/SM, {ks.resident_blocks(layout, m)}"
                   f" resident), x slice {p.shared} B, workspace "
                   f"{p.workspace_floats(n) * 4} B")  # fmt: skip
 

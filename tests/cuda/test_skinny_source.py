@@ -3,6 +3,8 @@ every row count, dtype and weight layout."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 pytest.importorskip("pygpukit_cuda._native")
@@ -17,10 +19,14 @@ from pygpukit_cuda.kernels import skinny_source
 @pytest.mark.parametrize("name_src", skinny_source.all_sources(), ids=lambda x: x[0])
 def test_skinny_kernels_compile(arch: int, name_src: tuple[str, str]) -> None:
     name, src = name_src
-    options = [*compiler.BASE_OPTIONS, f"-arch=sm_{arch}"]
+    options = [*compiler.BASE_OPTIONS, f"-arch=sm_{arch}", "--ptxas-options=-v"]
     ok, image, log = _loader.nvrtc().compile(src, f"{name}.cu", options, True)
     assert ok, log
     assert image[:4] == b"\x7fELF"
+    text = log if isinstance(log, str) else bytes(log).decode(errors="replace")
+    # __launch_bounds__ caps the registers for the blocks per SM the plan counts on
+    spills = re.findall(r"(\d+) bytes spill stores", text)
+    assert spills and all(int(b) == 0 for b in spills), text
 
 
 def test_names_are_unique() -> None:

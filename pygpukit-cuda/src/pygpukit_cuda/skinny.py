@@ -20,12 +20,11 @@ shows the same line. cuBLASLt's M=1 kernels stream
 needs to run at full bandwidth.
 
 Launch shape: grid (column tiles, splits). Splits of K are chosen so that tiles * splits
-fills every SM with the blocks it can hold (from the kernels' register use: 59-111 per
-thread, 256 threads a block), no split shorter than one unrolled step of the kernel and
-each split's x slice within `X_SLICE_BYTES` of shared memory. With more than one split,
-the float32 partial sums go to a workspace from the stream's pool (a graph's private pool
-while capturing) and a per-tile arrival counter picks the block that adds them in fixed
-order. The counters and the workspace live per stream (launches on one stream run in order, so
+fills every SM with the blocks it can hold (``skinny_source.resident_blocks``: 2 to 4
+blocks of 256 threads, held by ``__launch_bounds__``) in whole waves, no split shorter
+than one unrolled step of the kernel and each split's x slice within `X_SLICE_BYTES` of
+shared memory. With more than one split, the float32 partial sums go to a workspace and
+a per-tile arrival counter picks the block that adds them in fixed order. The counters and the workspace live per stream (launches on one stream run in order, so
 one block of each serves them all): the counters are zeroed once when the stream first
 needs them, and every launch leaves them at zero again, so later launches need no memset.
 A graph captures on a stream of its own, so it gets its own blocks from its private pool
@@ -78,14 +77,6 @@ class Plan:
         return 0 if self.splits == 1 else self.splits * self.rows * n
 
 
-def resident_blocks(layout: str, rows: int) -> int:
-    """Blocks of 256 threads an SM holds, from the registers ptxas gives each instance
-    (sm_90: kn 59-64 for M <= 4, 107 for M = 8; nk 58, 68, 92-111 for M = 1, 2, >= 3)."""
-    if layout == "kn":
-        return 4 if rows <= 4 else 2
-    return 4 if rows == 1 else 3 if rows == 2 else 2
-
-
 def _round_up(a: int, b: int) -> int:
     return -(-a // b) * b
 
@@ -120,7 +111,7 @@ def plan(layout: str, m: int, n: int, k: int, sms: int) -> Plan:
         quantum = 256  # a warp step of 32 lanes x 8 elements (keeps the slices aligned)
         most = (ks.X_SLICE_BYTES // (2 * m)) // quantum * quantum
         per_k_bytes = 2 * m
-    target = sms * resident_blocks(layout, m)
+    target = sms * ks.resident_blocks(layout, m)
     low = max(1, target // tiles)
     low = min(low, max(1, k // step))  # no split shorter than one unrolled step
     low = max(low, -(-k // most))  # every x slice fits its shared memory

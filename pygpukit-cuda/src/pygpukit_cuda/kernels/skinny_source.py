@@ -48,6 +48,15 @@ def kn_unroll(rows: int) -> int:
     return 8 if rows <= 2 else 4
 
 
+def resident_blocks(layout: str, rows: int) -> int:
+    """Blocks of 256 threads per SM each instance is built for (``__launch_bounds__``
+    caps its registers to fit, and ptxas fits them without spilling: 4 blocks is 64
+    registers a thread, 3 is 80, 2 is 128)."""
+    if layout == "kn":
+        return 4 if rows <= 3 else 3 if rows <= 5 else 2
+    return 4 if rows <= 2 else 2
+
+
 def nk_shape(rows: int) -> tuple[int, int]:
     """(R, UNROLL) of the nk kernel: storage rows per warp and 256-element steps in
     flight; R * UNROLL = 8 loads of 16 B per lane either way, more rows per warp for
@@ -64,10 +73,11 @@ __device__ __forceinline__ float sk_f(u16 s) { %(to_f)s }
 __device__ __forceinline__ u16 sk_h(float f) { %(from_f)s }
 __device__ __forceinline__ float sk_lo(unsigned v) { return sk_f((u16)(v & 0xffffu)); }
 __device__ __forceinline__ float sk_hi(unsigned v) { return sk_f((u16)(v >> 16)); }
-// 16 bytes of the weight through the read-only path: nothing in the launch writes W
+// 16 bytes of the weight through the read-only path (nothing in the launch writes W);
+// volatile: issued where written, before the x staging and its barrier
 __device__ __forceinline__ uint4 sk_load16(const u16* p) {
   uint4 v;
-  asm("ld.global.nc.v4.u32 {%%0, %%1, %%2, %%3}, [%%4];"
+  asm volatile("ld.global.nc.v4.u32 {%%0, %%1, %%2, %%3}, [%%4];"
       : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
   return v;
 }
@@ -121,7 +131,7 @@ __device__ void sk_finish(const float* res, int tile, i64 col0, i64 n, float* ws
 
 _KN = r"""
 #define UNROLL %(unroll)d
-extern "C" __global__ void __launch_bounds__(THREADS) %(name)s(
+extern "C" __global__ void __launch_bounds__(THREADS, %(blocks)d) %(name)s(
     u16* __restrict__ out, const u16* __restrict__ x, const u16* __restrict__ w,
     float* ws, unsigned* counters, i64 n, i64 k, i64 kc, i64 sxm, i64 sxk, i64 ldw, i64 ldo) {
   extern __shared__ float sx[];                 // [kc][ROWS]: this block's x, as float
@@ -130,25 +140,35 @@ extern "C" __global__ void __launch_bounds__(THREADS) %(name)s(
   const int c8 = lane & 7, rg = tid >> 3;       // 8 threads per row, 32 rows per step
   const i64 kb = (i64)blockIdx.y * kc;
   const i64 nk = (k - kb < kc) ? k - kb : kc;
+  const i64 col = (i64)blockIdx.x * 64 + c8 * 8;
+  const bool active = col < n;  // n %% 8 == 0: a thread's 8 columns are all in or all out
+  const u16* wp = w + kb * ldw + col;
+  uint4 v[UNROLL];
+  // the first step's weights are requested before x is staged: the two waits overlap
+#pragma unroll
+  for (int u = 0; u < UNROLL; ++u) {
+    const i64 kk = rg + 32 * u;
+    v[u] = (active && kk < nk) ? sk_load16(wp + kk * ldw) : sk_zero16();
+  }
+#pragma unroll 4
   for (i64 i = tid; i < nk * ROWS; i += THREADS) {
     const i64 kk = i / ROWS; const int m = (int)(i - kk * ROWS);
     sx[i] = sk_f(x[m * sxm + (kb + kk) * sxk]);
   }
   __syncthreads();
-  const i64 col = (i64)blockIdx.x * 64 + c8 * 8;
   float acc[ROWS][8];
 #pragma unroll
   for (int m = 0; m < ROWS; ++m)
 #pragma unroll
     for (int j = 0; j < 8; ++j) acc[m][j] = 0.0f;
-  if (col < n) {  // n is a multiple of 8: the thread's 8 columns are all in or all out
-    const u16* wp = w + kb * ldw + col;
+  if (active) {
     for (i64 k0 = rg; k0 < nk; k0 += 32 * UNROLL) {
-      uint4 v[UNROLL];
+      if (k0 != rg) {
 #pragma unroll
-      for (int u = 0; u < UNROLL; ++u) {
-        const i64 kk = k0 + 32 * u;
-        v[u] = kk < nk ? sk_load16(wp + kk * ldw) : sk_zero16();
+        for (int u = 0; u < UNROLL; ++u) {
+          const i64 kk = k0 + 32 * u;
+          v[u] = kk < nk ? sk_load16(wp + kk * ldw) : sk_zero16();
+        }
       }
 #pragma unroll
       for (int u = 0; u < UNROLL; ++u) {
@@ -198,7 +218,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) %(name)s(
 _NK = r"""
 #define R %(r)d
 #define UNROLL %(unroll)d
-extern "C" __global__ void __launch_bounds__(THREADS) %(name)s(
+extern "C" __global__ void __launch_bounds__(THREADS, %(blocks)d) %(name)s(
     u16* __restrict__ out, const u16* __restrict__ x, const u16* __restrict__ w,
     float* ws, unsigned* counters, i64 n, i64 k, i64 kc, i64 sxm, i64 sxk, i64 ldw, i64 ldo) {
   extern __shared__ __align__(16) u16 sxh[];   // [ROWS][kc]: this block's x, raw 16-bit
@@ -206,27 +226,40 @@ extern "C" __global__ void __launch_bounds__(THREADS) %(name)s(
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const i64 kb = (i64)blockIdx.y * kc;
   const i64 nk = (k - kb < kc) ? k - kb : kc;    // a multiple of 8 (k and kc are)
+  const i64 row0 = (i64)blockIdx.x * (8 * R) + warp * R;
+  const i64 first = lane * 8;
+  uint4 v[UNROLL][R];
+  // the first step's weights are requested before x is staged: the two waits overlap
+#pragma unroll
+  for (int u = 0; u < UNROLL; ++u)
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const i64 kk = first + 256 * u;
+      v[u][r] = (kk < nk && row0 + r < n) ? sk_load16(w + (row0 + r) * ldw + kb + kk)
+                                          : sk_zero16();
+    }
+#pragma unroll 4
   for (i64 i = tid; i < nk * ROWS; i += THREADS) {
     const int m = (int)(i / nk); const i64 kk = i - m * nk;
     sxh[m * kc + kk] = x[m * sxm + (kb + kk) * sxk];
   }
   __syncthreads();
-  const i64 row0 = (i64)blockIdx.x * (8 * R) + warp * R;
   float acc[R][ROWS];
 #pragma unroll
   for (int r = 0; r < R; ++r)
 #pragma unroll
     for (int m = 0; m < ROWS; ++m) acc[r][m] = 0.0f;
-  for (i64 k0 = lane * 8; k0 < nk; k0 += 256 * UNROLL) {
-    uint4 v[UNROLL][R];
+  for (i64 k0 = first; k0 < nk; k0 += 256 * UNROLL) {
+    if (k0 != first) {
 #pragma unroll
-    for (int u = 0; u < UNROLL; ++u)
+      for (int u = 0; u < UNROLL; ++u)
 #pragma unroll
-      for (int r = 0; r < R; ++r) {
-        const i64 kk = k0 + 256 * u;
-        v[u][r] = (kk < nk && row0 + r < n) ? sk_load16(w + (row0 + r) * ldw + kb + kk)
-                                            : sk_zero16();
-      }
+        for (int r = 0; r < R; ++r) {
+          const i64 kk = k0 + 256 * u;
+          v[u][r] = (kk < nk && row0 + r < n) ? sk_load16(w + (row0 + r) * ldw + kb + kk)
+                                              : sk_zero16();
+        }
+    }
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) {
       const i64 kk = k0 + 256 * u;
@@ -291,10 +324,12 @@ def kernel(layout: str, dtype: dt.DataType, rows: int) -> tuple[str, str]:
     name = f"pgk_skinny_{layout}_{dtype.name}_m{rows}"
     common = _COMMON % {"rows": rows, "to_f": to_f, "from_f": from_f}
     if layout == "kn":
-        body = _KN % {"name": name, "unroll": kn_unroll(rows)}
+        body = _KN % {"name": name, "unroll": kn_unroll(rows),
+                      "blocks": resident_blocks("kn", rows)}  # fmt: skip
     else:
         r, unroll = nk_shape(rows)
-        body = _NK % {"name": name, "r": r, "unroll": unroll}
+        body = _NK % {"name": name, "r": r, "unroll": unroll,
+                      "blocks": resident_blocks("nk", rows)}  # fmt: skip
     return name, common + body
 
 
