@@ -24,7 +24,9 @@ fills every SM with the blocks it can hold (``skinny_source.resident_blocks``: 2
 blocks of 256 threads, held by ``__launch_bounds__``) in whole waves, no split shorter
 than one unrolled step of the kernel and each split's x slice within `X_SLICE_BYTES` of
 shared memory. With more than one split, the float32 partial sums go to a workspace and
-a per-tile arrival counter picks the block that adds them in fixed order. The counters and the workspace live per stream (launches on one stream run in order, so
+a per-tile arrival counter picks the block that adds them in fixed order.
+
+The counters and the workspace live per stream (launches on one stream run in order, so
 one block of each serves them all): the counters are zeroed once when the stream first
 needs them, and every launch leaves them at zero again, so later launches need no memset.
 A graph captures on a stream of its own, so it gets its own blocks from its private pool
