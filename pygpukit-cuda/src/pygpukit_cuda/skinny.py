@@ -264,9 +264,12 @@ def matmul(x1: GPUArray, x2: GPUArray, out: GPUArray) -> bool:
     it does not take them."""
     if not ENABLED:
         return False
+    dtype = out._dtype
+    if x1._dtype is not dtype or x2._dtype is not dtype:
+        return False  # (what `refusal` says first; checked here so the key holds one dtype)
     b_ptr = _ptr(x2)
-    key = (x1._shape, x1._strides, x1._dtype, x2._shape, x2._strides, x2._dtype,
-           out._strides, out._dtype, out._device, b_ptr & 15)  # fmt: skip
+    key = (x1._shape, x1._strides, x2._shape, x2._strides, out._strides, dtype, out._device,
+           b_ptr & 15)  # fmt: skip
     bound = _bound.get(key, _MISSING)
     if bound is _MISSING:
         bound = _bound.put(key, _bind(x1, x2, out))
