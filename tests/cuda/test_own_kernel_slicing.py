@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import struct
+import threading
 from typing import Any
 
 import numpy as np
@@ -259,3 +260,38 @@ def test_batched_products_run_in_batch_runs(products, best_effort) -> None:
     assert [shape for shape, _, _ in products] == [(4, m, n), (2, m, n)]
     assert [c for _, _, c in products] == [0, 4 * m * n * 4]
     assert len(best_effort) == 1
+
+
+# -- cancel -----------------------------------------------------------------------------
+def test_a_cancel_stops_a_sliced_op_at_its_next_slice(log, monkeypatch) -> None:
+    """A best-effort task (real scheduler, real yield) cancelled while its sliced op's first
+    slice is enqueued launches no further slice: TaskCancelled from the yield between them."""
+    import pygpukit as gp
+
+    monkeypatch.setattr(slicing, "SLICE_BYTES", 1 << 20)
+    spec = source.binary_kernel("add", dt.float32, dt.float32)
+    out, x1, x2 = (fake_array((1 << 20,), dt.float32, p) for p in (0x1000_0000, 0x3000_0000,
+                                                                   0x5000_0000))  # fmt: skip
+    handle: list[Any] = []
+
+    def cancel_after_first_launch(*args: Any) -> None:
+        log.append(("launch", None, b""))
+        handle[0].cancel()  # the task cancels itself, as a caller on another thread would
+
+    def body() -> None:
+        provider.run(spec, out, [x1, x2])
+
+    with gp.Scheduler(total_memory="64MB", workers=1) as sched:
+        monkeypatch.setattr(Recorder, "launch", lambda self, *a: cancel_after_first_launch())
+        started = threading.Event()
+
+        def wait_then_run() -> None:
+            started.wait(10)
+            body()
+
+        task = sched.submit(wait_then_run, policy="best_effort")
+        handle.append(task)
+        started.set()
+        with pytest.raises(gp.TaskCancelled):
+            task.result(10)
+    assert len(log) == 1, f"{len(log)} slices were launched after the cancel"

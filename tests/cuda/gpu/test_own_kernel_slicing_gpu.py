@@ -168,3 +168,30 @@ def test_a_guaranteed_request_stays_near_its_solo_latency_beside_a_sliced_hog():
         f"request p99 {shared_p99 * 1e3:.2f} ms beside the hog vs {solo_p99 * 1e3:.2f} ms "
         f"alone; {done[0]} hog rounds"
     )
+
+
+def test_a_cancel_reaches_a_sliced_hog_and_little_device_work_is_left():
+    """A best-effort task looping over 4 GiB elementwise ops (8 slices each) is cancelled:
+    it ends at its next slice, and its work still queued on the device is about the
+    gate's bound (2 ms), not whole ops."""
+    running = threading.Event()
+
+    def hog() -> None:
+        x = gp.full((1 << 30,), 1.5, dtype="float32", device="cuda:0")
+        while True:
+            x = x * 1.0
+            running.set()
+
+    with gp.Scheduler(total_memory="40GB", device="cuda:0", workers=1) as sched:
+        task = sched.submit(hog, policy="best_effort")
+        assert running.wait(60)
+        time.sleep(0.3)
+        asked = time.perf_counter()
+        task.cancel()
+        with pytest.raises(gp.TaskCancelled):
+            task.result(30)
+        ended = time.perf_counter() - asked
+        gp.cuda.synchronize()
+        drained = time.perf_counter() - asked
+    assert ended < 0.05, f"the task ran {ended * 1e3:.1f} ms past its cancel"
+    assert drained < 0.05, f"{drained * 1e3:.1f} ms of its device work was left queued"
