@@ -6,6 +6,7 @@
 #include <mutex>
 #include <vector>
 
+#include "allocator_table.hpp"
 #include "driver_api.hpp"
 
 namespace pgk {
@@ -81,15 +82,18 @@ void recycle_pair(uintptr_t start, uintptr_t /*end*/) {
     give_back(reinterpret_cast<TimedPair*>(start));
 }
 
-// The runtime's copier, around a task's copy on `stream` (see set_copy_events in gate.rs):
-// a pair with its start recorded, or 0 where the copy is not measured.
-uintptr_t copy_start(uintptr_t stream_handle) {
+// The runtime's copier, around a task's copy on `stream` (see set_copy_events in gate.rs);
+// `table` is the copier's allocator-table context, made current here as the copier's own
+// calls make it on this thread: a pair with its start recorded, or 0 where the copy is not
+// measured (a table of another extension, a capture, an error).
+uintptr_t copy_start(uintptr_t table, uintptr_t stream_handle) {
     const DriverApi& api = driver();
     auto* stream = reinterpret_cast<CUstream>(stream_handle);
     int capturing = 0;
     CUcontext ctx = nullptr;
-    if (api.cuStreamIsCapturing(stream, &capturing) != CUDA_SUCCESS || capturing != 0 ||
-        api.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || ctx == nullptr) {
+    if (!make_table_context_current(reinterpret_cast<const void*>(table)) ||
+        api.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || ctx == nullptr ||
+        api.cuStreamIsCapturing(stream, &capturing) != CUDA_SUCCESS || capturing != 0) {
         return 0;
     }
     TimedPair* pair = take_pair(ctx);
@@ -104,8 +108,9 @@ uintptr_t copy_start(uintptr_t stream_handle) {
 // The copy is enqueued: 0 with the end recorded, else nonzero with the pair taken back.
 int copy_finish(uintptr_t pair_handle, uintptr_t stream_handle) {
     auto* pair = reinterpret_cast<TimedPair*>(pair_handle);
-    if (driver().cuEventRecord(pair->end, reinterpret_cast<CUstream>(stream_handle)) ==
-        CUDA_SUCCESS) {
+    const DriverApi& api = driver();
+    if (api.cuCtxSetCurrent(pair->ctx) == CUDA_SUCCESS &&
+        api.cuEventRecord(pair->end, reinterpret_cast<CUstream>(stream_handle)) == CUDA_SUCCESS) {
         return 0;
     }
     give_back(pair);

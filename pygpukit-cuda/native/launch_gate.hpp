@@ -32,7 +32,8 @@ struct LaunchGateTable {
     // version 3: with the GIL held, 0 granted at once, 1 cancelled, 2 would wait
     int (*try_begin)(const void*);
     // version 4: the events around the runtime's own copies (its stream copier)
-    void (*set_copy_events)(uintptr_t (*start)(uintptr_t), int (*finish)(uintptr_t, uintptr_t));
+    void (*set_copy_events)(uintptr_t (*start)(uintptr_t, uintptr_t),
+                            int (*finish)(uintptr_t, uintptr_t));
 };
 
 // A launch refused because its task was cancelled (raised as the runtime's TaskCancelled).

@@ -17,7 +17,7 @@ use crate::transfer::TransferError;
 /// does at the extension's native launch point: inside a task, wait for the grant first,
 /// then charge the copy its device time (events around it on `stream`, as around a kernel;
 /// host time where the extension does not measure); outside a task, one thread-local read.
-fn gated(py: Python<'_>, stream: u64, copy: impl FnOnce() -> Result<(), CopyError> + Send) -> PyResult<()> {
+fn gated(py: Python<'_>, ctx: usize, stream: u64, copy: impl FnOnce() -> Result<(), CopyError> + Send) -> PyResult<()> {
     let task = current_task();
     if let Some(t) = &task {
         let t2 = t.clone();
@@ -28,7 +28,7 @@ fn gated(py: Python<'_>, stream: u64, copy: impl FnOnce() -> Result<(), CopyErro
             )));
         }
     }
-    let pair = task.as_ref().and_then(|_| copy_timing_start(stream));
+    let pair = task.as_ref().and_then(|_| copy_timing_start(ctx, stream));
     let result = py.detach(copy);
     if let Some(t) = task {
         end_copy(&t, pair, stream);
@@ -112,7 +112,7 @@ impl PyStreamCopier {
         let offset = non_negative(offset, "offset")?;
         let buf = RawBuffer::get(data, false)?;
         let (copier, block, src) = (&self.inner, &*block.inner, buf.as_slice());
-        gated(py, stream, || copier.upload(block, offset, src, stream))
+        gated(py, self.inner.context_handle(), stream, || copier.upload(block, offset, src, stream))
     }
 
     /// Fill the writable C-contiguous buffer `out` from `block` at `offset`, after the work
@@ -124,7 +124,7 @@ impl PyStreamCopier {
         // SAFETY: exported writable; the export lasts until `buf` drops, after the copy.
         let dst = unsafe { buf.as_mut_slice() };
         let (copier, block) = (&self.inner, &*block.inner);
-        gated(py, stream, || copier.download(block, offset, dst, stream))
+        gated(py, self.inner.context_handle(), stream, || copier.download(block, offset, dst, stream))
     }
 
     /// `upload` to the device address `ptr`: a block of this copier's pool held by a native
@@ -133,7 +133,7 @@ impl PyStreamCopier {
     fn upload_to(&self, py: Python<'_>, ptr: u64, data: &Bound<'_, PyAny>, stream: u64) -> PyResult<()> {
         let buf = RawBuffer::get(data, false)?;
         let (copier, src) = (&self.inner, buf.as_slice());
-        gated(py, stream, || copier.upload_to(ptr, src, stream))
+        gated(py, self.inner.context_handle(), stream, || copier.upload_to(ptr, src, stream))
     }
 
     /// `download` from the device address `ptr`, vouched for as in `upload_to`.
@@ -143,7 +143,7 @@ impl PyStreamCopier {
         // SAFETY: exported writable; the export lasts until `buf` drops, after the copy.
         let dst = unsafe { buf.as_mut_slice() };
         let copier = &self.inner;
-        gated(py, stream, || copier.download_from(ptr, dst, stream))
+        gated(py, self.inner.context_handle(), stream, || copier.download_from(ptr, dst, stream))
     }
 
     /// Release the staging of uploads whose copies finished; how many are still in flight.

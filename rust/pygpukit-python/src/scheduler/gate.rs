@@ -179,9 +179,11 @@ const GATE_CAPSULE_NAME: &CStr = c"pygpukit.launch_gate_v1";
 /// Version 4 lets the runtime's own copies (the stream copier's uploads and downloads) be
 /// charged device time like kernels:
 /// - `set_copy_events(start, finish)`: the extension's functions, given with the event
-///   functions. `start(stream)` records a pair's start event on `stream` in the current
-///   context and returns the pair (0: not measured); `finish(pair, stream)` records its end
-///   event and returns 0, else takes the pair back itself and returns nonzero.
+///   functions. `start(ctx, stream)` makes the copier's allocator-table context `ctx`
+///   current (only a table of that extension's), records a pair's start event on `stream`
+///   and returns the pair (0: not measured);
+///   `finish(pair, stream)` records its end event and returns 0, else takes the pair back
+///   itself and returns nonzero.
 #[repr(C)]
 struct LaunchGateV1 {
     abi_version: u32,
@@ -197,7 +199,7 @@ struct LaunchGateV1 {
     set_copy_events: extern "C" fn(CopyStartFn, CopyFinishFn),
 }
 
-type CopyStartFn = extern "C" fn(usize) -> usize;
+type CopyStartFn = extern "C" fn(usize, usize) -> usize;
 type CopyFinishFn = extern "C" fn(usize, usize) -> i32;
 type PollFn = extern "C" fn(usize, usize, *mut u64) -> i32;
 type RecycleFn = extern "C" fn(usize, usize);
@@ -237,12 +239,13 @@ extern "C" fn gate_set_copy_events(start: CopyStartFn, finish: CopyFinishFn) {
     let _ = COPY_EVENTS.set((start, finish));
 }
 
-/// Before a task's copy is enqueued on `stream` (the grant held): the start of its timing
-/// events, or None where copies are not measured (no extension, a capture, no context).
-pub(crate) fn copy_timing_start(stream: u64) -> Option<usize> {
+/// Before a task's copy in context `ctx` is enqueued on `stream` (the grant held): the
+/// start of its timing events, or None where copies are not measured (no extension yet, a
+/// capture, an error).
+pub(crate) fn copy_timing_start(ctx: usize, stream: u64) -> Option<usize> {
     let (start, _) = COPY_EVENTS.get()?;
     DEVICE_EVENTS.get()?;
-    let pair = start(stream as usize);
+    let pair = start(ctx, stream as usize);
     (pair != 0).then_some(pair)
 }
 
