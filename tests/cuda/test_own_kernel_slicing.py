@@ -20,7 +20,7 @@ pytest.importorskip("pygpukit_cuda._native")
 
 from fake_device_arrays import FakeBuffer, fake_array
 from pygpukit import _dtypes as dt
-from pygpukit_cuda import device_facts, matmul, plans, provider, reductions, slicing
+from pygpukit_cuda import cast, device_facts, matmul, plans, provider, reductions, slicing
 from pygpukit_cuda.kernels import reduction_source as rs
 from pygpukit_cuda.kernels import source
 from pygpukit_cuda.kernels.preamble import MAX_DIMS
@@ -173,6 +173,23 @@ def test_an_op_large_enough_to_slice_is_not_taught_to_the_native_fast_path(log) 
         provider._teach = real  # type: ignore[assignment]
         provider._fresh_of.pop(id(spec), None)
     assert len(taught) == 1, "the large op was taught (its calls would skip slicing)"
+
+
+def test_a_large_cast_runs_in_aligned_runs_of_the_same_kernel(log, best_effort, monkeypatch):
+    monkeypatch.setattr(cast, "_plans", plans.PlanCache("test-cast", 4096))
+    n = 1 << 19  # 4 + 2 bytes an element: 3 MiB, 3 slices of 1 MiB
+    src = fake_array((n,), dt.float32, 0x1000_0000)
+    out = fake_array((n,), dt.bfloat16, 0x2000_0000)
+    assert cast.cast_contiguous(src, out)
+    spec = source.cast_kernel(dt.float32, dt.bfloat16)
+    assert len(log) == 3 and len(best_effort) == 2
+    start = 0
+    for name, _, args in log:
+        out_ptr, src_ptr, count = struct.unpack(spec.arg_format, args)
+        assert name == spec.name and start % slicing.ELEMENT_STEP == 0
+        assert (out_ptr, src_ptr) == (0x2000_0000 + 2 * start, 0x1000_0000 + 4 * start)
+        start += count
+    assert start == n
 
 
 # -- reductions -------------------------------------------------------------------------

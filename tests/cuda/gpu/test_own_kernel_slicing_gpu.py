@@ -64,6 +64,13 @@ def test_sliced_elementwise_ops_equal_the_whole_bit_for_bit(op, dtype):
     _same_bits(_sliced_run(lambda: op(x, y).to_numpy()), whole)
 
 
+@pytest.mark.parametrize(("src", "dst"), [("float32", "bfloat16"), ("float16", "float32")])
+def test_a_sliced_cast_equals_the_whole(src, dst):
+    x = _random((N,), src)  # 1.5 or 2 GiB moved: 2 slices
+    whole = x.astype(dst).to_numpy()
+    _same_bits(_sliced_run(lambda: x.astype(dst).to_numpy()), whole)
+
+
 def test_a_sliced_broadcast_op_on_a_2d_view_equals_the_whole():
     x = _random((16384, 16384))  # 1 GiB
     row = _random((16384,))
