@@ -74,6 +74,12 @@ def matmul(x1: GPUArray, x2: GPUArray, out: GPUArray, allow_tf32: bool) -> None:
             rows = slicing.rows_per_slice(m, n, k)
             if rows is not None and _sliced(x1, x2, out, allow_tf32, rows):
                 return
+    elif (
+        len(out._shape) >= 3
+        and out.size * x1._shape[-1] > slicing.SLICE_FLOPS // 2
+        and _batch_sliced(x1, x2, out, allow_tf32)
+    ):
+        return
     if x1._dtype is dtype and x2._dtype is dtype:
         a_ptr = x1._buffer.ptr + x1._offset
         b_ptr = x2._buffer.ptr + x2._offset
@@ -106,13 +112,15 @@ def matmul(x1: GPUArray, x2: GPUArray, out: GPUArray, allow_tf32: bool) -> None:
 
 
 def _sliced(x1: GPUArray, x2: GPUArray, out: GPUArray, allow_tf32: bool, rows: int) -> bool:
-    """out = x1 @ x2 as cuBLASLt products of `rows` rows of x1 and out each (see slicing.py);
-    False, before any work, when cuBLASLt cannot take the operands."""
+    """out = x1 @ x2 as products of `rows` rows of x1 and out each (see slicing.py), by
+    cuBLASLt where it takes the operands, else by our NVRTC kernel (whose 64-row tiles the
+    256-row slices keep whole, so each output element is computed as in the whole launch);
+    False, before any work, when neither serves the dtype."""
     dtype = out.dtype
-    if x1.dtype is not dtype or x2.dtype is not dtype or dtype not in cublaslt.DTYPES:
+    if x1.dtype is not dtype or x2.dtype is not dtype:
         return False
-    lt = cublaslt.library()
-    if lt is None:
+    lt = cublaslt.library() if dtype in cublaslt.DTYPES else None
+    if lt is None and dtype not in MATMUL_DTYPES:
         return False
     m = x1.shape[0]
     for start in range(0, m, rows):
@@ -120,11 +128,34 @@ def _sliced(x1: GPUArray, x2: GPUArray, out: GPUArray, allow_tf32: bool, rows: i
         if start:
             slicing.between_slices()
         # row blocks of x1 and of the contiguous out are views: no copies
-        if not _lt_matmul(lt, x1[start:stop], x2, out[start:stop], allow_tf32):
+        if lt is None:
+            _nvrtc_matmul(x1[start:stop], x2, out[start:stop], allow_tf32)
+        elif not _lt_matmul(lt, x1[start:stop], x2, out[start:stop], allow_tf32):
             if start == 0:
                 return False
             _nvrtc_matmul(x1[start:], x2, out[start:], allow_tf32)
             break
+    return True
+
+
+def _batch_sliced(x1: GPUArray, x2: GPUArray, out: GPUArray, allow_tf32: bool) -> bool:
+    """A batched product of a best-effort task as runs of its leading batch dimension, each
+    run a product of its own (a single batch too large for a slice is then sliced by rows);
+    False when it runs whole."""
+    if out.size == 0:
+        return False
+    per_batch = 2 * (out.size // out.shape[0]) * x1.shape[-1]
+    step = slicing.batches_per_slice(out.shape[0], per_batch)
+    if step is None:
+        return False
+    for start in range(0, out.shape[0], step):
+        if start:
+            slicing.between_slices()
+        if step == 1:  # one batch: its product may be sliced by rows in turn
+            matmul(x1[start], x2[start], out[start], allow_tf32)
+        else:
+            stop = start + step
+            matmul(x1[start:stop], x2[start:stop], out[start:stop], allow_tf32)
     return True
 
 
