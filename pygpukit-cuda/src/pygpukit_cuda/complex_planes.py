@@ -3,8 +3,8 @@
 A complex64 array is, in memory, float32 pairs: its real parts are a float32 view with the
 same shape and strides, its imaginary parts the same view 4 bytes further on (8 for
 complex128). The ops whose result is computed part by part (copies, casts, fill, real,
-imag, conj, negation, addition, subtraction, where, sum, mean, cumulative sums) or from the
-two parts of one element (abs = hypot(re, im), angle = atan2(im, re), == and != as both
+imag, conj, negation, rounding, addition, subtraction, where, sum, mean, cumulative sums)
+or from the two parts of one element (abs = hypot(re, im), angle = atan2(im, re), == and != as both
 parts compared, the logical ops on "either part nonzero") therefore run on the provider's
 existing real kernels over those views: no new kernel source, the same NaN, infinity and
 signed-zero behaviour as the real ops. The ops that mix parts (multiply, divide, ...) are
@@ -22,7 +22,7 @@ from . import provider
 from .kernels import source
 
 #: elementwise ops served here for complex inputs (compute dtype complex)
-UNARY_OPS = frozenset({"negative", "positive", "abs", "logical_not"})
+UNARY_OPS = frozenset({"negative", "positive", "abs", "logical_not", "round"})
 BINARY_OPS = frozenset({
     "add", "subtract", "equal", "not_equal", "logical_and", "logical_or", "logical_xor",
 })  # fmt: skip
@@ -139,8 +139,8 @@ def unary(op: str, x: GPUArray, out: GPUArray) -> None:
     elif op == "logical_not":  # z == 0: the bool cast, negated
         copy(x, out)
         _run(source.unary_kernel("logical_not", dt.bool_, dt.bool_), out, [out])
-    else:  # negative
-        spec = source.unary_kernel("negative", part, part)
+    else:  # negative; round (the standard: each part rounded on its own, halves to even)
+        spec = source.unary_kernel(op, part, part)
         for imag in (False, True):
             _run(spec, plane(out, imag), [plane(x, imag)])
 
