@@ -239,3 +239,46 @@ def scan(real_kernel: Any) -> Any:
 
     kernel.__name__ = "cuda_cumulative_sum"
     return kernel
+
+
+# -- searching, indexing and creation ----------------------------------------------------
+def nonzero(real_kernel: Any) -> Any:
+    """The cuda nonzero extended to complex data: an element counts where either part is
+    nonzero (the bool cast of the standard)."""
+
+    def kernel(x: GPUArray) -> Any:
+        return real_kernel(_truth(x, x) if x._dtype.kind == "c" else x)
+
+    kernel.__name__ = "cuda_nonzero"
+    return kernel
+
+
+def mask_assign(real_kernel: Any) -> Any:
+    """The cuda mask_assign (x[mask] = value in place) extended to complex x: each part
+    plane assigned from the matching part of the value (a real value's imaginary part 0)."""
+
+    def kernel(x: GPUArray, mask: GPUArray, value: Any) -> None:
+        if x._dtype.kind != "c":
+            real_kernel(x, mask, value)
+            return
+        for imag in (False, True):
+            real_kernel(plane(x, imag), mask, _parts(value, imag))
+
+    kernel.__name__ = "cuda_mask_assign"
+    return kernel
+
+
+def linspace(real_kernel: Any) -> Any:
+    """The cuda linspace extended to complex out: the real and imaginary parts are each
+    evenly spaced between the parts of start and stop."""
+
+    def kernel(out: GPUArray, start: Any, stop: Any, step: Any, endpoint: bool) -> None:
+        if out._dtype.kind != "c":
+            real_kernel(out, start, stop, step, endpoint)
+            return
+        a, b, s = complex(start), complex(stop), complex(step)
+        real_kernel(plane(out, False), a.real, b.real, s.real, endpoint)
+        real_kernel(plane(out, True), a.imag, b.imag, s.imag, endpoint)
+
+    kernel.__name__ = "cuda_linspace"
+    return kernel

@@ -188,3 +188,26 @@ def test_kernels_write_every_element_of_a_poisoned_strided_output(op: str) -> No
     want = np.rint(a) if op == "round" else OPS[op](a)
     _close_partwise(back[:, ::2], want, RTOL["complex128"], op)
     assert np.isnan(back[:, 1::2]).all()
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_nonzero_masks_and_linspace(dtype: str) -> None:
+    """nonzero counts an element where either part is nonzero; x[mask] = value and
+    x[mask] read back; linspace between complex ends."""
+    a = np.array([[0, 1j, 2], [0, complex(np.nan, 0), -0.0]], dtype=dtype)
+    x = gp.asarray(a, device="cuda")
+    for got, want in zip(gp.nonzero(x), np.nonzero(a), strict=True):
+        np.testing.assert_array_equal(got.to_numpy(), want)
+    mask_host = np.array([[True, False, True], [False, True, True]])
+    mask = gp.asarray(mask_host, device="cuda")
+    x[mask] = 3 - 4j
+    want = a.copy()
+    want[mask_host] = 3 - 4j
+    np.testing.assert_array_equal(x.to_numpy(), want)
+    values = (RNG.standard_normal(4) + 1j * RNG.standard_normal(4)).astype(dtype)
+    x[mask] = gp.asarray(values, device="cuda")
+    want[mask_host] = values
+    np.testing.assert_array_equal(x.to_numpy(), want)
+    np.testing.assert_array_equal(x[mask].to_numpy(), values)
+    got = gp.linspace(1 - 1j, 3 + 2j, 7, dtype=dtype, device="cuda").to_numpy()
+    _close_partwise(got, np.linspace(1 - 1j, 3 + 2j, 7), RTOL[dtype] * 4, "linspace")
