@@ -211,3 +211,22 @@ def test_nonzero_masks_and_linspace(dtype: str) -> None:
     np.testing.assert_array_equal(x[mask].to_numpy(), values)
     got = gp.linspace(1 - 1j, 3 + 2j, 7, dtype=dtype, device="cuda").to_numpy()
     _close_partwise(got, np.linspace(1 - 1j, 3 + 2j, 7), RTOL[dtype] * 4, "linspace")
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("op", sorted(OPS))
+def test_zero_sign_picks_the_side_of_the_cut(op: str, dtype: str) -> None:
+    """On a cut, p + 0i is the limit from above and p - 0i from below (C99 Annex G)."""
+    real_cut = op in ("asin", "acos", "atanh", "acosh")
+    along = np.array([1.5, 2.0, 7.0, 1e3, 1e10, -1.5, -3.0, -1e5])
+    if op == "acosh":  # its cut is (-inf, 1)
+        along = np.array([0.5, -0.5, 0.0, -1.5, -3.0, -1e5, 0.99])
+    for sign in (1.0, -1.0):
+        zero, tiny = np.empty(along.size, np.complex128), np.empty(along.size, np.complex128)
+        if real_cut:
+            zero.real, zero.imag, tiny.real, tiny.imag = along, sign * 0.0, along, sign * 1e-30
+        else:
+            zero.real, zero.imag, tiny.real, tiny.imag = sign * 0.0, along, sign * 1e-30, along
+        got = getattr(gp, op)(gp.asarray(zero.astype(dtype), device="cuda")).to_numpy()
+        np.testing.assert_allclose(got, OPS[op](tiny), rtol=RTOL[dtype] * 4,
+                                   atol=1e-6 if dtype == "complex64" else 1e-14)  # fmt: skip
