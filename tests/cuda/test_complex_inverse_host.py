@@ -147,14 +147,25 @@ def test_near_cuts_and_over_magnitudes(programs: dict[str, Path], dtype: str) ->
             _close_partwise(got[op][keep], want[keep], _RTOL[dtype], f"{op} {dtype}")
 
 
-@settings(max_examples=40, deadline=None)
-@given(
-    st.lists(
-        st.complex_numbers(allow_nan=False, allow_infinity=False, max_magnitude=1e300),
-        min_size=1, max_size=20,
+def _on_an_axis(along: float, off: float, imaginary_axis: bool) -> complex:
+    return complex(off, along) if imaginary_axis else complex(along, off)
+
+
+#: points of the plane, and points on or beside the cuts: a part beyond +-1 (or near it) on
+#: one axis, the other part a signed zero or tiny
+POINTS = st.one_of(
+    st.complex_numbers(allow_nan=False, allow_infinity=False, max_magnitude=1e300),
+    st.builds(
+        _on_an_axis,
+        st.one_of(st.floats(1.0, 1e300), st.floats(-1e300, -1.0), st.floats(0.999, 1.001)),
+        st.sampled_from([0.0, -0.0, 1e-300, -1e-300, 1e-20, -1e-12]),
+        st.booleans(),
     ),
-    st.sampled_from(["complex128", "complex64"]),
-)  # fmt: skip
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(POINTS, min_size=1, max_size=20), st.sampled_from(["complex128", "complex64"]))
 def test_hypothesis_values(programs: dict[str, Path], values: list[complex], dtype: str) -> None:
     a = np.array(values, dtype=np.complex128)
     if dtype == "complex64":

@@ -92,12 +92,25 @@ def test_special_values_and_signed_zeros(op: str, dtype: str) -> None:
         assert same.all(), f"{op} {part} at {a[~same][:4]}: {g[~same][:4]} vs {w[~same][:4]}"
 
 
+def _on_an_axis(along: float, off: float, imaginary_axis: bool) -> complex:
+    return complex(off, along) if imaginary_axis else complex(along, off)
+
+
+#: the plane, and points on or beside the cuts (a part beyond or near +-1 on one axis, the
+#: other a signed zero or tiny)
+POINTS = st.one_of(
+    st.complex_numbers(allow_nan=False, allow_infinity=False, max_magnitude=1e300),
+    st.builds(
+        _on_an_axis,
+        st.one_of(st.floats(1.0, 1e300), st.floats(-1e300, -1.0), st.floats(0.999, 1.001)),
+        st.sampled_from([0.0, -0.0, 1e-300, -1e-300, 1e-20, -1e-12]),
+        st.booleans(),
+    ),
+)
+
+
 @settings(max_examples=25, deadline=None)
-@given(
-    st.lists(st.complex_numbers(allow_nan=False, allow_infinity=False, max_magnitude=1e30),
-             min_size=1, max_size=16),
-    st.sampled_from(sorted(OPS)),
-)  # fmt: skip
+@given(st.lists(POINTS, min_size=1, max_size=16), st.sampled_from(sorted(OPS)))
 def test_hypothesis_values(values: list[complex], op: str) -> None:
     a = np.array(values, dtype=np.complex128)
     got = getattr(gp, op)(gp.asarray(a, device="cuda")).to_numpy()
