@@ -152,3 +152,20 @@ def test_cumulative_prod_complex_dtypes() -> None:
     assert wide.dtype is gp.complex128
     with pytest.raises(TypeError, match="complex to real"):
         gp.cumulative_prod(_cpu(a), axis=0, dtype=gp.float64)
+
+
+def _log1p_series(z: np.ndarray) -> np.ndarray:
+    """log(1 + z) = z - z^2/2 + z^3/3 - ..., exact to double rounding for |z| < 1e-3."""
+    return sum((-1) ** (k + 1) * z**k / k for k in range(1, 9))  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_log1p_is_accurate_near_zero(dtype: str) -> None:
+    """NumPy's complex log1p is log(1 + z) as written (1e-10 gives 0 in complex64); the
+    standard's log1p is the accurate one near 0."""
+    rng = np.random.default_rng(8)
+    mag = 10.0 ** rng.uniform(-30, -3, (2, 200)) * rng.choice([-1.0, 1.0], (2, 200))
+    z = (mag[0] + 1j * mag[1]).astype(dtype)
+    got = gp.log1p(_cpu(z)).to_numpy()
+    want = _log1p_series(z.astype(np.complex128))
+    np.testing.assert_allclose(got, want, rtol=RTOL[dtype], atol=0)
