@@ -329,3 +329,37 @@ def test_prod_arranges_rows_for_its_kernel(monkeypatch: pytest.MonkeyPatch) -> N
     out = _out((1, 1), gp.complex64)
     complex_math.prod(_cpu(np.zeros((0, 3), np.complex64)), out, (0, 1))
     np.testing.assert_array_equal(view(out), [[1 + 0j]])
+
+
+def test_nonzero_mask_assign_and_linspace_of_parts() -> None:
+    """The wrappers hand the real kernels truth values, part planes and part values."""
+    a = np.array([[0, 1j, 2], [0, complex(np.nan, 0), -0.0]], dtype=np.complex64)
+    seen = complex_planes.nonzero(lambda x: np.nonzero(view(x)))(_cpu(a))
+    np.testing.assert_array_equal(seen, np.nonzero(a))
+
+    def real_assign(x: gp.GPUArray, mask: gp.GPUArray, value: Any) -> None:
+        target = view(x)
+        target[view(mask)] = view(value) if isinstance(value, gp.GPUArray) else value
+
+    assign = complex_planes.mask_assign(real_assign)
+    mask = np.array([[True, False, True], [False, True, False]])
+    x = _cpu(a.copy())
+    assign(x, _cpu(mask), 3 - 4j)
+    want = a.copy()
+    want[mask] = 3 - 4j
+    np.testing.assert_array_equal(view(x), want)
+    values = _c((3,))
+    assign(x, _cpu(mask), _cpu(values))
+    want[mask] = values
+    np.testing.assert_array_equal(view(x), want)
+    reals = RNG.standard_normal(3).astype(np.float32)
+    assign(x, _cpu(mask), _cpu(reals))  # a real value: imaginary parts become 0
+    want[mask] = reals
+    np.testing.assert_array_equal(view(x), want)
+
+    def real_linspace(out: gp.GPUArray, start: Any, stop: Any, step: Any, end: bool) -> None:
+        view(out)[...] = start + np.arange(out.shape[0]) * step
+
+    out = _out((5,), gp.complex128)
+    complex_planes.linspace(real_linspace)(out, 1 - 1j, 3 + 1j, 0.5 + 0.5j, True)
+    np.testing.assert_allclose(view(out), np.linspace(1 - 1j, 3 + 1j, 5), rtol=1e-15)

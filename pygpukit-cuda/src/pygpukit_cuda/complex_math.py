@@ -1,5 +1,6 @@
-"""Complex arithmetic on cuda that mixes the parts (multiply, divide, square, exp, log, sqrt,
-the finiteness tests): small NVRTC kernels over a complex struct of our own.
+"""Complex arithmetic on cuda that mixes the parts (multiply, divide, pow, square, exp, log,
+sqrt, the trigonometric and hyperbolic functions and their inverses, the finiteness tests):
+small NVRTC kernels over a complex struct of our own.
 
 Every operand reaches the kernel as an array of the compute dtype: a Python scalar becomes a
 0-d array filled on the device (no host transfer, so this works inside a graph capture), an
@@ -19,14 +20,16 @@ from pygpukit.core import dtypes as dt
 
 from . import launcher
 from .device_facts import BLOCK, sm_count
+from .kernels.complex_inverse import INVERSE_HELPERS
 from .kernels.preamble import PREAMBLE
 from .kernels.source import LAYOUT_FORMAT
 
 UNARY_OPS = frozenset({
     "square", "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sign", "sinh",
-    "cosh", "tanh", "sin", "cos", "tan", "isnan", "isinf", "isfinite",
+    "cosh", "tanh", "sin", "cos", "tan", "asin", "acos", "atan", "asinh", "acosh", "atanh",
+    "isnan", "isinf", "isfinite",
 })  # fmt: skip
-BINARY_OPS = frozenset({"multiply", "divide"})
+BINARY_OPS = frozenset({"multiply", "divide", "pow"})
 _TO_BOOL = frozenset({"isnan", "isinf", "isfinite"})
 
 # C over `a` (and `b`) of struct type CX with parts of type R; `F` is the float-function
@@ -50,6 +53,13 @@ _BODIES = {
     "sin": "CX r = pgk_cx_sin(a);",
     "cos": "CX r = pgk_cx_cos(a);",
     "sqrt": "CX r = pgk_cx_sqrt(a);",
+    "asinh": "CX r = pgk_cx_asinh(a);",
+    "asin": "CX r = pgk_cx_asin(a);",
+    "acosh": "CX r = pgk_cx_acosh(a);",
+    "acos": "CX r = pgk_cx_acos(a);",
+    "atanh": "CX r = pgk_cx_atanh(a);",
+    "atan": "CX r = pgk_cx_atan(a);",
+    "pow": "CX r = pgk_cx_pow(a, b);",
     "sign": "CX r = pgk_cx_sign(a);",
     "isnan": "bool t = a.re != a.re || a.im != a.im;",
     "isinf": "bool t = pgk_isinf(a.re) || pgk_isinf(a.im);",
@@ -215,8 +225,6 @@ __device__ __forceinline__ CX pgk_cx_sqrt(CX a) {
 @functools.cache
 def _kernel(op: str, dtype: dt.DataType) -> tuple[str, str, str]:
     """(name, source, struct format) of op's kernel for complex `dtype`."""
-    double = dtype is dt.complex128
-    r, f = ("double", "") if double else ("float", "f")
     binary = op in BINARY_OPS
     name = f"pgk_cx_{op}_{dtype.name}"
     loads = "CX a = *(const CX*)(pa + o[1]);"
@@ -239,17 +247,25 @@ def _kernel(op: str, dtype: dt.DataType) -> tuple[str, str, str]:
         f"    {store}\n"
         f"  }}\n}}\n"
     )
-    text = _HELPERS + body
-    # the part type and the float-function flavour, spelled out (no templates: NVRTC then
-    # needs no overloads of the C math functions)
-    for fn in ("expm1", "exp", "cosh", "sinh", "tan", "cos", "sin", "log1p", "log", "hypot",
-               "atan2", "fabs", "sqrt", "copysign"):  # fmt: skip
+    fmt = "@" + "Q" * nops + LAYOUT_FORMAT
+    return name, PREAMBLE + _specialise(_HELPERS + INVERSE_HELPERS + body, dtype), fmt
+
+
+def _specialise(text: str, dtype: dt.DataType) -> str:
+    """The helpers' dialect spelled out for complex `dtype`: the part type, the
+    float-function flavour and the thresholds (no templates: NVRTC then needs no overloads
+    of the C math functions)."""
+    double = dtype is dt.complex128
+    r, f = ("double", "") if double else ("float", "f")
+    for fn in ("expm1", "exp", "cosh", "asinh", "sinh", "tan", "cos", "sin", "log1p", "log",
+               "hypot", "atan2", "fabs", "sqrt", "copysign", "trunc"):  # fmt: skip
         text = text.replace(f"{fn}F(", f"{fn}{f}(")
     text = text.replace("CX", f"pgk_cx_{r}").replace("(R)", f"({r})").replace("R ", f"{r} ")
-    text = text.replace("(R x)", f"({r} x)").replace("BIGX", "700" if double else "80")
+    text = text.replace("BIGX", "700" if double else "80")
     text = text.replace("SATX", "22" if double else "9")
-    fmt = "@" + "Q" * nops + LAYOUT_FORMAT
-    return name, PREAMBLE + text, fmt
+    # |z| past which log(2z) is asinh/acosh to the last bit: 2^27 (double), 2^12 (float)
+    text = text.replace("ASYMX", "134217728.0" if double else "4096.0")
+    return text.replace("PI_2", "1.5707963267948966")
 
 
 def _operand(x: Any, compute: dt.DataType, like: GPUArray) -> GPUArray:
@@ -300,6 +316,11 @@ def sources() -> list[tuple[str, str, str]]:
     """Every kernel of this module (for the compile test)."""
     out = [_kernel(op, d) for op in sorted(UNARY_OPS | BINARY_OPS) for d in dt.COMPLEX_DTYPES]
     out += [(*_prod_kernel(d), "@QQq") for d in dt.COMPLEX_DTYPES]
+    from . import complex_scan
+    from .kernels.reduction_source import SCAN_FORMAT
+
+    for d in dt.COMPLEX_DTYPES:
+        out.append((*complex_scan.scan_kernel("cumulative_prod", d, d), SCAN_FORMAT))
     return out
 
 
@@ -327,16 +348,7 @@ _PROD_BLOCK = 256  # the shared array's size above
 @functools.cache
 def _prod_kernel(dtype: dt.DataType) -> tuple[str, str]:
     name = f"pgk_cx_prod_{dtype.name}"
-    text = _HELPERS + _PROD_BODY.replace("NAME", name)
-    r = "double" if dtype is dt.complex128 else "float"
-    f = "" if dtype is dt.complex128 else "f"
-    for fn in ("hypot", "fabs", "sqrt", "copysign", "expm1", "exp", "cosh", "sinh", "tan",
-               "cos", "sin", "log1p", "log", "atan2"):  # fmt: skip
-        text = text.replace(f"{fn}F(", f"{fn}{f}(")
-    text = text.replace("CX", f"pgk_cx_{r}").replace("(R)", f"({r})").replace("R ", f"{r} ")
-    text = text.replace("BIGX", "700" if r == "double" else "80")
-    text = text.replace("SATX", "22" if r == "double" else "9")
-    return name, text
+    return name, _specialise(_HELPERS + _PROD_BODY.replace("NAME", name), dtype)
 
 
 def prod(x: GPUArray, out: GPUArray, axes: tuple[int, ...]) -> None:

@@ -3,8 +3,8 @@
 A complex64 array is, in memory, float32 pairs: its real parts are a float32 view with the
 same shape and strides, its imaginary parts the same view 4 bytes further on (8 for
 complex128). The ops whose result is computed part by part (copies, casts, fill, real,
-imag, conj, negation, addition, subtraction, where, sum, mean, cumulative sums) or from the
-two parts of one element (abs = hypot(re, im), angle = atan2(im, re), == and != as both
+imag, conj, negation, rounding, addition, subtraction, where, sum, mean, cumulative sums)
+or from the two parts of one element (abs = hypot(re, im), angle = atan2(im, re), == and != as both
 parts compared, the logical ops on "either part nonzero") therefore run on the provider's
 existing real kernels over those views: no new kernel source, the same NaN, infinity and
 signed-zero behaviour as the real ops. The ops that mix parts (multiply, divide, ...) are
@@ -22,7 +22,7 @@ from . import provider
 from .kernels import source
 
 #: elementwise ops served here for complex inputs (compute dtype complex)
-UNARY_OPS = frozenset({"negative", "positive", "abs", "logical_not"})
+UNARY_OPS = frozenset({"negative", "positive", "abs", "logical_not", "round"})
 BINARY_OPS = frozenset({
     "add", "subtract", "equal", "not_equal", "logical_and", "logical_or", "logical_xor",
 })  # fmt: skip
@@ -139,8 +139,8 @@ def unary(op: str, x: GPUArray, out: GPUArray) -> None:
     elif op == "logical_not":  # z == 0: the bool cast, negated
         copy(x, out)
         _run(source.unary_kernel("logical_not", dt.bool_, dt.bool_), out, [out])
-    else:  # negative
-        spec = source.unary_kernel("negative", part, part)
+    else:  # negative; round (the standard: each part rounded on its own, halves to even)
+        spec = source.unary_kernel(op, part, part)
         for imag in (False, True):
             _run(spec, plane(out, imag), [plane(x, imag)])
 
@@ -238,4 +238,47 @@ def scan(real_kernel: Any) -> Any:
                 provider.fill(plane(out, imag), 0.0)
 
     kernel.__name__ = "cuda_cumulative_sum"
+    return kernel
+
+
+# -- searching, indexing and creation ----------------------------------------------------
+def nonzero(real_kernel: Any) -> Any:
+    """The cuda nonzero extended to complex data: an element counts where either part is
+    nonzero (the bool cast of the standard)."""
+
+    def kernel(x: GPUArray) -> Any:
+        return real_kernel(_truth(x, x) if x._dtype.kind == "c" else x)
+
+    kernel.__name__ = "cuda_nonzero"
+    return kernel
+
+
+def mask_assign(real_kernel: Any) -> Any:
+    """The cuda mask_assign (x[mask] = value in place) extended to complex x: each part
+    plane assigned from the matching part of the value (a real value's imaginary part 0)."""
+
+    def kernel(x: GPUArray, mask: GPUArray, value: Any) -> None:
+        if x._dtype.kind != "c":
+            real_kernel(x, mask, value)
+            return
+        for imag in (False, True):
+            real_kernel(plane(x, imag), mask, _parts(value, imag))
+
+    kernel.__name__ = "cuda_mask_assign"
+    return kernel
+
+
+def linspace(real_kernel: Any) -> Any:
+    """The cuda linspace extended to complex out: the real and imaginary parts are each
+    evenly spaced between the parts of start and stop."""
+
+    def kernel(out: GPUArray, start: Any, stop: Any, step: Any, endpoint: bool) -> None:
+        if out._dtype.kind != "c":
+            real_kernel(out, start, stop, step, endpoint)
+            return
+        a, b, s = complex(start), complex(stop), complex(step)
+        real_kernel(plane(out, False), a.real, b.real, s.real, endpoint)
+        real_kernel(plane(out, True), a.imag, b.imag, s.imag, endpoint)
+
+    kernel.__name__ = "cuda_linspace"
     return kernel

@@ -98,6 +98,9 @@ def triu(x: GPUArray, out: GPUArray, k: int) -> None:
 def register(provider: KernelProvider) -> None:
     """Add arange, linspace, eye, tril and triu to `provider`."""
     provider.add("arange", arange)
-    provider.add("linspace", linspace)
+    from . import complex_planes
+
+    provider.add("linspace", complex_planes.linspace(linspace),
+                 (*dt.ALL_DTYPES, *dt.COMPLEX_DTYPES))  # fmt: skip
     for name, fn in (("eye", eye), ("tril", tril), ("triu", triu)):
         provider.add(name, fn, dt.EVERY_DTYPE)

@@ -373,5 +373,14 @@ for _op in ("concat", "roll", "repeat", "take", "take_along_axis", "gather", "sc
 
 def register(provider: Any) -> None:
     """Add the data-movement kernels to the `cuda` provider."""
+    from . import complex_planes
+
+    # complex data: nonzero on the truth values, mask_assign part plane by part plane
+    wrapped = {"nonzero": complex_planes.nonzero(nonzero),
+               "mask_assign": complex_planes.mask_assign(mask_assign)}  # fmt: skip
     for op, fn in KERNELS:
-        provider.add(op, fn, DTYPES.get(op))
+        if op in wrapped:
+            provider.add(op, wrapped[op], (*(DTYPES.get(op) or dt.ALL_DTYPES),
+                                           *dt.COMPLEX_DTYPES))  # fmt: skip
+        else:
+            provider.add(op, fn, DTYPES.get(op))

@@ -252,10 +252,14 @@ def _arg_reduction(op: str) -> Any:
     return kernel
 
 
-def _cumulative(op: str) -> Any:
+def _cumulative(op: str, scan_source: Callable[..., tuple[str, str]] = rs.scan_kernel) -> Any:
+    """The scan of `op`, launched over `scan_source(op, x dtype, out dtype)`'s kernel (the
+    real scans, or ``complex_scan``'s complex product, which takes the same arguments)."""
+
     def kernel(x: GPUArray, out: GPUArray, axis: int, include_initial: bool) -> None:
-        _check(op, x, out)
-        name, source = rs.scan_kernel(op, x.dtype, out.dtype)
+        if scan_source is rs.scan_kernel:
+            _check(op, x, out)
+        name, source = scan_source(op, x.dtype, out.dtype)
         others = tuple(d for d in range(x.ndim) if d != axis)
         kept = _merge([(x.shape[d], x.strides[d], out.strides[d]) for d in others
                        if x.shape[d] != 1])  # fmt: skip
@@ -293,4 +297,9 @@ def register(provider: KernelProvider) -> None:
         provider.add(op, _arg_reduction(op), rs.ACCEPTED)
     provider.add("cumulative_sum", complex_planes.scan(_cumulative("cumulative_sum")),
                  (*rs.ACCEPTED, *dt.COMPLEX_DTYPES))  # fmt: skip
-    provider.add("cumulative_prod", _cumulative("cumulative_prod"), rs.ACCEPTED)
+    from . import complex_scan
+
+    cumprod = complex_scan.cumulative_prod(
+        _cumulative("cumulative_prod"), _cumulative("cumulative_prod", complex_scan.scan_kernel)
+    )
+    provider.add("cumulative_prod", cumprod, (*rs.ACCEPTED, *dt.COMPLEX_DTYPES))

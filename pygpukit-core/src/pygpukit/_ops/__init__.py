@@ -6,6 +6,7 @@ Each family lives in its own module and lists its public names in ``__all__``.
 from . import aliases as _aliases
 from . import complex_parts as _complex_parts
 from . import decode as _decode
+from . import differences as _differences
 from . import elementwise as _elementwise
 from . import indexing as _indexing
 from . import linalg as _linalg
@@ -39,6 +40,7 @@ from .creation import (
     zeros_like,
 )  # fmt: skip
 from .decode import *
+from .differences import *
 from .elementwise import *
 from .elementwise import BINARY, UNARY, apply_binary, apply_unary, clip, gelu, where
 from .indexing import *
@@ -55,7 +57,7 @@ from .utility import *
 #: the two public copies; the helpers above (assign, inplace, apply_binary, ...) stay here
 __all__ = [
     *_aliases.__all__, *_complex_parts.__all__, *_elementwise.__all__, *_indexing.__all__,
-    *_decode.__all__,
+    *_decode.__all__, *_differences.__all__,
     *_linalg.__all__, *_manipulation.__all__, *_nn.__all__, *_searching.__all__, *_sets.__all__,
     *_sorting.__all__, *_statistical.__all__, *_utility.__all__,
     "arange", "asarray", "astype", "copy", "empty", "empty_like", "eye", "from_dlpack",

@@ -42,6 +42,21 @@ def _expm1(x: np.ndarray) -> np.ndarray:
     return out
 
 
+def _log1p(x: np.ndarray) -> np.ndarray:
+    if x.dtype.kind != "c":
+        return np.log1p(x)
+    # NumPy's complex log1p is log(1 + z) as written: near 0 it loses half the digits of a
+    # complex128 and all of a complex64 (log1p(1e-10 + 0j) is 0 in complex64). There the
+    # real part is log1p(2x + x^2 + y^2) / 2 (the cuda kernel's formula), in complex128;
+    # NumPy's result stands elsewhere (its special values are the standard's).
+    z = x.astype(np.complex128)
+    out = np.array(np.log1p(z))  # an array even for 0-d input (its parts are set below)
+    re, im = z.real, z.imag
+    near = (np.abs(re) < 0.5) & (np.abs(im) < 0.5)
+    out.real = np.where(near, 0.5 * np.log1p(re * (2 + re) + im * im), out.real)
+    return out.astype(x.dtype)
+
+
 def _tanh(x: np.ndarray) -> np.ndarray:
     if x.dtype.kind != "c":
         return np.tanh(x)
@@ -58,7 +73,7 @@ UNARY_IMPL: dict[str, Callable[..., Any]] = {
     "sign": np.sign, "ceil": np.ceil, "floor": np.floor, "trunc": np.trunc, "round": np.rint,
     "relu": lambda x: np.maximum(x, x.dtype.type(0)),
     "sqrt": np.sqrt, "rsqrt": lambda x: 1 / np.sqrt(x), "exp": np.exp, "expm1": _expm1,
-    "log": np.log, "log1p": np.log1p, "log2": np.log2, "log10": np.log10,
+    "log": np.log, "log1p": _log1p, "log2": np.log2, "log10": np.log10,
     "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos,
     "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh, "tanh": _tanh,
     "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh,

@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from ..catalog import OpSpec
 from . import (
+    complex_cuts,
     decode,
     factorizations,
     fourier,
@@ -31,4 +32,5 @@ BUILTIN: tuple[Callable[[], list[OpSpec]], ...] = (
     decode.specs,
     fourier.specs,
     plugin_ops.specs,
+    complex_cuts.specs,
 )
