@@ -16,7 +16,7 @@ import numpy as np
 import pygpukit as gp
 from pygpukit import GPUArray
 
-from . import filters
+from . import _fused, filters
 from ._arrays import (
     back,
     check_audio,
@@ -85,8 +85,11 @@ def frames_spectrum(
     center: bool,
     pad_mode: str,
     real: Any,
+    keep_frames: int | None = None,
 ) -> GPUArray:
-    """The STFT of a checked signal laid out (..., n_frames, 1 + n_fft // 2)."""
+    """The STFT of a checked signal laid out (..., n_frames, 1 + n_fft // 2).
+
+    `keep_frames` keeps only that many leading frames (Whisper drops the last)."""
     n = int(y.shape[-1])
     if not center and n_fft > n:
         raise ValueError(
@@ -99,10 +102,20 @@ def frames_spectrum(
     if y.dtype.name != np.dtype(real).name:
         y = gp.astype(y, gp_dtype(real))
     pad = n_fft // 2 if center else 0
-    # an overlapping view, read once by the window product (the one frame-sized copy)
-    frames = frame_view(y, fn, frame_length=n_fft, hop_length=hop_length, pad=pad,
-                        pad_mode=pad_mode)  # fmt: skip
-    windowed = frames * device_setup(window.astype(real), y)
+    n_frames = 1 + (n + 2 * pad - n_fft) // hop_length
+    if keep_frames is not None:
+        n_frames = min(n_frames, keep_frames)
+    weights = device_setup(window.astype(real), y)
+    windowed = None
+    if n + 2 * pad >= n_fft:  # else frame_view below names the problem
+        # on a GPU: padding, framing and the window in one kernel (None elsewhere)
+        windowed = _fused.windowed_frames(y, weights, hop=hop_length, pad=pad,
+                                          pad_mode=pad_mode, n_frames=n_frames)  # fmt: skip
+    if windowed is None:
+        # an overlapping view, read once by the window product (the one frame-sized copy)
+        frames = frame_view(y, fn, frame_length=n_fft, hop_length=hop_length, pad=pad,
+                            pad_mode=pad_mode)  # fmt: skip
+        windowed = frames[..., :n_frames, :] * weights
     return gp.fft.rfft(windowed, axis=-1)
 
 
@@ -291,9 +304,13 @@ def spectrogram_of(
         pad_mode=pad_mode,
         real=real_dtype_of(complex_dtype_of(signal.dtype.name)),
     )
-    mag = gp.abs(spectrum)
-    if power != 1:
-        mag = gp.square(mag) if power == 2 else mag**power
+    fused = _fused.power(spectrum) if power == 2 else None  # |X|^2 in one GPU kernel
+    if fused is not None:
+        mag = fused
+    else:
+        mag = gp.abs(spectrum)
+        if power != 1:
+            mag = gp.square(mag) if power == 2 else mag**power
     confirm()
     return gp.matrix_transpose(mag), host, size
 

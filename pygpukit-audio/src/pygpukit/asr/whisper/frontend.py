@@ -149,6 +149,7 @@ def log_mel_spectrogram(
     A GPUArray stays on its device and gives a GPUArray; a NumPy array gives a NumPy
     array, computed on `device` (default: pygpukit's default device).
     """
+    from pygpukit.audio import _fused
     from pygpukit.audio._framing import device_setup
     from pygpukit.audio.spectral import _analysis_window, abs2, frames_spectrum
 
@@ -160,14 +161,22 @@ def log_mel_spectrogram(
     if padding:
         y = pad_or_trim(y, y.shape[-1] + padding)
     x = y if on_device else gp.from_numpy(y, device)
-    # the STFT's own steps, without stft's second NaN test of the same samples
+    # the STFT's own steps, without stft's second NaN test of the same samples;
+    # openai-whisper drops the last of the 1 + n // hop frames, so it is never computed
+    n_frames = int(y.shape[-1]) // HOP_LENGTH
     frames = frames_spectrum(x, "log_mel_spectrogram", n_fft=N_FFT, hop_length=HOP_LENGTH,
                              window=_analysis_window("hann", N_FFT, N_FFT), center=True,
-                             pad_mode="reflect", real=np.float32)  # fmt: skip
-    spec = gp.matrix_transpose(frames[..., :-1, :])  # openai-whisper drops the last frame
-    mel = device_setup(filters, x) @ abs2(spec)
-    logs = gp.log10(gp.maximum(mel, gp.full((), 1e-10, dtype=gp.float32, device=x.device)))
-    peak = gp.max(logs, axis=(-2, -1), keepdims=True)
-    logs = (gp.maximum(logs, peak - 8.0) + 4.0) / 4.0
+                             pad_mode="reflect", real=np.float32,
+                             keep_frames=n_frames)  # fmt: skip
+    # |X|^2 in the frames' own (contiguous) order, then a transposed view for the product
+    power = _fused.power(frames)
+    if power is None:
+        power = abs2(frames)
+    mel = device_setup(filters, x) @ gp.matrix_transpose(power)
+    logs = _fused.whisper_log(mel)  # one kernel after the max on a GPU
+    if logs is None:
+        logs = gp.log10(gp.maximum(mel, gp.full((), 1e-10, dtype=gp.float32, device=x.device)))
+        peak = gp.max(logs, axis=(-2, -1), keepdims=True)
+        logs = (gp.maximum(logs, peak - 8.0) + 4.0) / 4.0
     confirm()  # the device's NaN test, read once all the work is queued
     return logs if on_device else logs.to_numpy()
