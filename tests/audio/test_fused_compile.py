@@ -16,7 +16,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 #: (kernel, placeholder types, which parameters are scalars)
-_FRAMES_SCALARS = (False, False, *([True] * 8), False)
+_FRAMES_SCALARS = (False, False, *([True] * 8), False, True, True, False)
 _CASES = [
     (_fused._frames_kernel, {"T": dt.float32}, _FRAMES_SCALARS),
     (_fused._frames_kernel, {"T": dt.float64}, _FRAMES_SCALARS),

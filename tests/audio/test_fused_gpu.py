@@ -49,6 +49,37 @@ def test_windowed_frames_equal_numpy(mode: str, dtype: type, shape: tuple[int, .
     np.testing.assert_array_equal(got.to_numpy(), want)  # one product each: bit-exact
 
 
+@pytest.mark.parametrize("mode", ["constant", "reflect"])
+@pytest.mark.parametrize(("center", "hop"), [(True, 160), (False, 160), (False, 397)])
+def test_the_framing_kernels_nan_flag_sees_every_sample(mode: str, center: bool, hop: int) -> None:
+    """A NaN or inf anywhere, the tail the last frame does not reach included, sets the flag
+    (hop > n_fft leaves gaps between frames: the array-op test is used instead)."""
+    n, n_fft = 4000, 400
+    pad = n_fft // 2 if center else 0
+    rows = 1 + (n + 2 * pad - n_fft) // hop
+    window = gp.from_numpy(np.ones(n_fft, np.float32), "cuda")
+    for at in (0, 1, 1234, n - 161, n - 2, n - 1):
+        for value in (np.nan, np.inf, -np.inf):
+            y = RNG.standard_normal((2, n)).astype(np.float32)
+            y[1, at] = value
+            bad = gp.zeros((1,), dtype=gp.int32, device="cuda")
+            got = _fused.windowed_frames(gp.from_numpy(y, "cuda"), window, hop=hop, pad=pad,
+                                         pad_mode=mode, n_frames=rows, bad=bad)  # fmt: skip
+            if hop > n_fft:
+                assert got is None
+                return
+            assert got is not None and int(bad.to_numpy()[0]) == 1, (at, value)
+    clean = gp.zeros((1,), dtype=gp.int32, device="cuda")
+    y = RNG.standard_normal((2, n)).astype(np.float32)
+    _fused.windowed_frames(gp.from_numpy(y, "cuda"), window, hop=hop, pad=pad, pad_mode=mode,
+                           n_frames=rows, bad=clean)  # fmt: skip
+    assert int(clean.to_numpy()[0]) == 0
+    with pytest.raises(ValueError, match="stft: y contains NaN"):
+        y[0, -1] = np.nan
+        audio.stft(gp.from_numpy(y, "cuda"), n_fft=n_fft, hop_length=hop, center=center,
+                   pad_mode=mode)  # fmt: skip
+
+
 def test_windowed_frames_of_a_long_signal_index_exactly() -> None:
     """Quotients up to 2**22 rows and 2**31 elements: the float reciprocal's correction."""
     n, hop, n_fft = 16000 * 3600, 16, 400  # an hour at hop 16: 3.6 M frames, 1.44 G samples

@@ -1,8 +1,8 @@
 """What one stft, melspectrogram and Whisper log-mel call enqueues on the stub GPU of
 scripts/stub_cuda.py (no device needed), pinned so an extra pass over the frames is caught:
-padding, framing and the window are one kernel, |X|^2 one, Whisper's log tail one after
-its max, and nothing waits for the device before the final NaN test. Run in a subprocess:
-the stub replaces process-wide state."""
+padding, framing, the window and the input's NaN test are one kernel, |X|^2 one, Whisper's
+log tail one after its max, and nothing waits for the device before reading the NaN flag.
+Run in a subprocess: the stub replaces process-wide state."""
 
 from __future__ import annotations
 
@@ -58,24 +58,35 @@ def one_call(fn):
     ctx.record = False
     return [names[l[0]] for l in ctx.launches], len(runs), len(copies), len(reads)
 
-# the NaN test of the input: isfinite and a two-stage all (its one read comes last)
-TEST = ["pgk_isfinite_float32_bool", "pgk_red_all_bool_bool_row", "pgk_red_all_bool_bool_fin"]
+# the NaN test rides in the framing kernel: a zeroed flag (one tiny fill), read last
+FLAG = ["pgk_copy_int32", "pgk_ew_pgk_audio_frames_0"]
 y = gp.asarray(np.ones(16000 * 3, np.float32), device="cuda:0")
 got = one_call(lambda: spectral.stft(y, n_fft=400, hop_length=160))
-assert got == (TEST + ["pgk_ew_pgk_audio_frames_0"], 1, 0, 1), got
+assert got == (FLAG, 1, 0, 1), got
 got = one_call(lambda: spectral.melspectrogram(y=y, sr=16000, n_fft=400, hop_length=160,
                                                n_mels=80))
 k = got[0]
-assert k[:5] == TEST + ["pgk_ew_pgk_audio_frames_0", "pgk_ew_pgk_audio_power_0"], got
-assert len(k) == 6 and "gemm" in k[5] and got[1:] == (1, 0, 1), got
+assert k[:3] == FLAG + ["pgk_ew_pgk_audio_power_0"], got
+assert len(k) == 4 and "gemm" in k[3] and got[1:] == (1, 0, 1), got
 # reflect padding too is done by the framing kernel (no gathers, which each read a flag)
 clips = gp.asarray(np.ones((2, 16000 * 30), np.float32), device="cuda:0")
 got = one_call(lambda: whisper.log_mel_spectrogram(clips, 80))
 k = got[0]
-assert k[:5] == TEST + ["pgk_ew_pgk_audio_frames_0", "pgk_ew_pgk_audio_power_0"], got
-assert "gemm" in k[5] and k[-1] == "pgk_ew_pgk_audio_whisper_log_0", got
-assert all(name.startswith("pgk_red_max_float32") for name in k[6:-1]) and len(k) <= 9, got
+assert k[:3] == FLAG + ["pgk_ew_pgk_audio_power_0"], got
+assert "gemm" in k[3] and k[-1] == "pgk_ew_pgk_audio_whisper_log_0", got
+assert all(name.startswith("pgk_red_max_float32") for name in k[4:-1]) and len(k) <= 7, got
 assert got[1:] == (1, 0, 1), got
+# the flag is what raises: a set flag (the stub reads every int32 as 1) names the input
+device.CudaBackend.download = lambda self, buffer, offset, out: out.fill(1)
+for call, text in ((lambda: spectral.stft(y, n_fft=400, hop_length=160), "stft: y contains"),
+                   (lambda: whisper.log_mel_spectrogram(clips, 80),
+                    "log_mel_spectrogram: audio contains")):
+    try:
+        call()
+    except ValueError as exc:
+        assert text in str(exc), exc
+    else:
+        raise AssertionError("a set NaN flag did not raise")
 print("ok")
 """
 

@@ -49,11 +49,22 @@ if (p < 0 || p >= sig_len) {
   else if (mode == 2) p = p < 0 ? 0 : sig_len - 1;
   else p = p < 0 ? -p - 1 : 2 * sig_len - 1 - p;
 }
-out = inside ? y[b * sig_len + p] * w[k] : (T)0;
+const T v = inside ? y[b * sig_len + p] : (T)0;
+out = v * w[k];
+if (check) {
+  // the NaN/inf test of the input, on the samples the frames read anyway (every sample
+  // before tail_from, as hop <= nfft); the signal's last thread tests the rest
+  if (!isfinite(v)) *(int*)bad = 1;
+  if (t == nframes - 1 && k == nfft - 1) {
+    for (long long q = tail_from; q < sig_len; ++q)
+      if (!isfinite(y[b * sig_len + q])) *(int*)bad = 1;
+  }
+}
 """
 
 
-def _kernels_here(x: GPUArray) -> bool:
+def kernels_here(x: GPUArray) -> bool:
+    """Whether x is on a CUDA device with the plugin's ElementwiseKernel at hand."""
     return x.device.type == "cuda" and hasattr(gp, "ElementwiseKernel")
 
 
@@ -61,7 +72,8 @@ def _kernels_here(x: GPUArray) -> bool:
 def _frames_kernel() -> Any:
     return gp.ElementwiseKernel(
         "raw T y, raw T w, int64 sig_len, int64 pad, int64 hop, int64 nfft, int64 nframes, "
-        "int32 mode, float32 inv_nfft, float32 inv_nframes",
+        "int32 mode, float32 inv_nfft, float32 inv_nframes, raw int32 bad, int32 check, "
+        "int64 tail_from",
         "T out",
         _FRAMES_OP,
         "pgk_audio_frames",
@@ -69,12 +81,15 @@ def _frames_kernel() -> Any:
 
 
 def windowed_frames(y: GPUArray, window: GPUArray, *, hop: int, pad: int, pad_mode: str,
-                    n_frames: int) -> GPUArray | None:  # fmt: skip
+                    n_frames: int, bad: GPUArray | None = None) -> GPUArray | None:  # fmt: skip
     """(..., n_frames, len(window)) frames of y's last axis padded by `pad` at each end,
-    every `hop` samples, times `window`; None where the array ops must do it."""
+    every `hop` samples, times `window`; None where the array ops must do it.
+
+    With `bad` (a zeroed int32 device array) the kernel also sets bad[0] to 1 if any sample
+    of y is NaN or infinite; None is returned where it cannot see every sample that way."""
     n = int(y.shape[-1])
     mode = _PAD_CODES.get(pad_mode)
-    if mode is None or not _kernels_here(y) or n < 1 or y.dtype != window.dtype:
+    if mode is None or not kernels_here(y) or n < 1 or y.dtype != window.dtype:
         return None
     # one reflection must reach back inside (np.pad reflects again for longer pads)
     if pad and ((mode == 1 and pad > n - 1) or (mode == 3 and pad > n)):
@@ -83,12 +98,18 @@ def windowed_frames(y: GPUArray, window: GPUArray, *, hop: int, pad: int, pad_mo
     rows = math.prod(y.shape[:-1]) * n_frames
     if rows >= _EXACT_QUOTIENT or rows * nfft >= 2**31:  # see _FRAMES_OP
         return None
+    # the frames read the padded signal's [0, end) directly: every sample when hop <= nfft
+    end = (n_frames - 1) * hop + nfft - pad
+    if bad is not None and (hop > nfft or n_frames < 1 or y.size == 0):
+        return None
     if not y.is_contiguous:
         y = y.contiguous()
     out = gp.empty((*y.shape[:-1], n_frames, nfft), dtype=y.dtype, device=y.device)
     if out.size:
+        flag = bad if bad is not None else gp.empty((1,), dtype=gp.int32, device=y.device)
         _frames_kernel()(y, window, n, pad, hop, nfft, n_frames, mode, 1.0 / nfft,
-                         1.0 / n_frames, out)  # fmt: skip
+                         1.0 / n_frames, flag, int(bad is not None), max(0, end),
+                         out)  # fmt: skip
     return out
 
 
@@ -104,7 +125,7 @@ def _power_kernel() -> Any:
 
 def power(z: GPUArray) -> GPUArray | None:
     """|z|^2 of a complex array (real result of its precision), or None off the GPU."""
-    if not z.dtype.is_complex or not _kernels_here(z):
+    if not z.dtype.is_complex or not kernels_here(z):
         return None
     real = gp.float32 if z.dtype == gp.complex64 else gp.float64
     # the real and imaginary parts as views of z's own memory: no copies
@@ -128,7 +149,7 @@ def _log_kernel() -> Any:
 def whisper_log(mel: GPUArray) -> GPUArray | None:
     """Whisper's log scaling of float32 mel power (..., n_mels, frames), each clip floored
     at its own max - 8; None off the GPU."""
-    if mel.dtype != gp.float32 or not _kernels_here(mel):
+    if mel.dtype != gp.float32 or not kernels_here(mel):
         return None
     peak = gp.max(mel, axis=(-2, -1), keepdims=True)
     return _log_kernel()(mel, peak)
