@@ -104,12 +104,18 @@ void FftPlan::execute(CUstream stream, uint64_t in, uint64_t out, uint64_t work,
     ctx_->make_current();
     LaunchGuard gate(stream);
     const CufftApi& api = lib_->api();
-    // stream and work area are set on every call: the plan is shared by every stream and
-    // each call brings its own pool block (cheap setters, no allocation)
-    lib_->check(api.cufftSetStream(handle_, stream), "cufftSetStream");
-    if (work_bytes_ != 0) {
-        lib_->check(api.cufftSetWorkArea(handle_, reinterpret_cast<void*>(work)),
-                    "cufftSetWorkArea");
+    // the plan is shared by every stream and each call brings its own pool block, so the
+    // stream and work area are set whenever they differ from what the handle last got
+    if (!bound_ || stream != bound_stream_ || work != bound_work_) {
+        bound_ = false;  // a failing setter leaves the handle's state unknown
+        lib_->check(api.cufftSetStream(handle_, stream), "cufftSetStream");
+        if (work_bytes_ != 0) {
+            lib_->check(api.cufftSetWorkArea(handle_, reinterpret_cast<void*>(work)),
+                        "cufftSetWorkArea");
+        }
+        bound_ = true;
+        bound_stream_ = stream;
+        bound_work_ = work;
     }
     void* i = reinterpret_cast<void*>(in);
     void* o = reinterpret_cast<void*>(out);
