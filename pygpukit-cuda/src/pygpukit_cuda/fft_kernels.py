@@ -5,13 +5,15 @@ over ``axes``, times ``scale``). A transform over up to three axes is one cuFFT 
 both operands fit cuFFT's advanced layout (the other axes merge into one batch dimension
 with one distance; each transformed axis' stride a whole multiple of the next one's): the
 common cases (last axis or trailing axes of contiguous arrays, axis 0 of a matrix) read
-the caller's view and write the output directly. Anything else goes through a contiguous
-copy with the transformed axes last. More than three axes take several passes (the
+the caller's view and write the output directly; packed operands are planned with cuFFT's
+basic layout (NULL embeddings), as torch and CuPy plan them. Anything else goes through a
+contiguous copy with the transformed axes last. More than three axes take several passes (the
 transform is separable): complex passes run in place on the output.
 
 cuFFT's complex-to-real transform overwrites its input, so ``fft_c2r`` always reads a
 private copy, never the caller's array (for a contiguous input, one cuMemcpyAsync into a
-pool block).
+pool block, or, when the norm scales, one kernel that copies and scales: the transform is
+linear, so no scaling pass over the output follows).
 
 A repeated call takes a fast path (`_fast`): the whole decision for one operand layout —
 single pass or not, which plan, whether the input is copied — is made once and kept in
@@ -353,7 +355,7 @@ def _fast(kind: str, x: GPUArray, out: GPUArray, axes: tuple[int, ...], directio
             device.context(index).copy_async(block.ptr, _ptr(x), nbytes, handle)
         else:
             # the transform is linear: scaling its input in the copy it needs anyway saves
-            # the pass over the (twice as large) output that _scale would take
+            # _scale's read-and-write pass over the output (as many bytes as the input)
             fn, grid, n = _scale_launch(x._dtype, x.size, index, True)
             fn.launch((grid,), (BLOCK,), (block.ptr, _ptr(x), n, scale), 0, handle)
         cufft.execute(plan, index, block.ptr, _ptr(out), direction)
