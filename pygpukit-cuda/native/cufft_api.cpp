@@ -61,8 +61,13 @@ FftPlan::FftPlan(std::shared_ptr<Cufft> lib, std::shared_ptr<Context> ctx,
     : lib_(std::move(lib)), ctx_(std::move(ctx)), type_(layout.type) {
     const int rank = static_cast<int>(layout.n.size());
     if (rank < 1 || rank > 3) throw std::invalid_argument("cuFFT plans have rank 1 to 3");
-    if (layout.inembed.size() != layout.n.size() || layout.onembed.size() != layout.n.size()) {
-        throw std::invalid_argument("inembed and onembed must have one entry per dimension");
+    // both embeddings empty: cuFFT's basic layout (packed operands, NULL embeddings), which
+    // torch and CuPy use for contiguous arrays; otherwise one entry per dimension each
+    const bool basic = layout.inembed.empty() && layout.onembed.empty();
+    if (!basic &&
+        (layout.inembed.size() != layout.n.size() || layout.onembed.size() != layout.n.size())) {
+        throw std::invalid_argument(
+            "inembed and onembed must have one entry per dimension (or both be empty)");
     }
     ctx_->make_current();
     const CufftApi& api = lib_->api();
@@ -72,8 +77,10 @@ FftPlan::FftPlan(std::shared_ptr<Cufft> lib, std::shared_ptr<Context> ctx,
         // our pool provides the work area: cuFFT must not allocate one of its own
         lib_->check(api.cufftSetAutoAllocation(handle_, 0), "cufftSetAutoAllocation");
         std::vector<long long> n = layout.n, in = layout.inembed, on = layout.onembed;
-        lib_->check(api.cufftMakePlanMany64(handle_, rank, n.data(), in.data(), layout.istride,
-                                            layout.idist, on.data(), layout.ostride,
+        // with NULL embeddings cuFFT ignores the strides and distances (packed layout)
+        lib_->check(api.cufftMakePlanMany64(handle_, rank, n.data(), basic ? nullptr : in.data(),
+                                            layout.istride, layout.idist,
+                                            basic ? nullptr : on.data(), layout.ostride,
                                             layout.odist, layout.type, layout.batch,
                                             &work_bytes_),
                     "cufftMakePlanMany64");
@@ -97,12 +104,18 @@ void FftPlan::execute(CUstream stream, uint64_t in, uint64_t out, uint64_t work,
     ctx_->make_current();
     LaunchGuard gate(stream);
     const CufftApi& api = lib_->api();
-    // stream and work area are set on every call: the plan is shared by every stream and
-    // each call brings its own pool block (cheap setters, no allocation)
-    lib_->check(api.cufftSetStream(handle_, stream), "cufftSetStream");
-    if (work_bytes_ != 0) {
-        lib_->check(api.cufftSetWorkArea(handle_, reinterpret_cast<void*>(work)),
-                    "cufftSetWorkArea");
+    // the plan is shared by every stream and each call brings its own pool block, so the
+    // stream and work area are set whenever they differ from what the handle last got
+    if (!bound_ || stream != bound_stream_ || work != bound_work_) {
+        bound_ = false;  // a failing setter leaves the handle's state unknown
+        lib_->check(api.cufftSetStream(handle_, stream), "cufftSetStream");
+        if (work_bytes_ != 0) {
+            lib_->check(api.cufftSetWorkArea(handle_, reinterpret_cast<void*>(work)),
+                        "cufftSetWorkArea");
+        }
+        bound_ = true;
+        bound_stream_ = stream;
+        bound_work_ = work;
     }
     void* i = reinterpret_cast<void*>(in);
     void* o = reinterpret_cast<void*>(out);

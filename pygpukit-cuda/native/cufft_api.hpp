@@ -99,6 +99,11 @@ private:
     bool made_ = false;
     int type_ = kCufftC2C;
     size_t work_bytes_ = 0;
+    // what the handle was last given: a repeated call on the same stream with the pool's
+    // same block (the usual case) skips both setters
+    mutable bool bound_ = false;
+    mutable CUstream bound_stream_ = nullptr;
+    mutable uint64_t bound_work_ = 0;
 };
 
 }  // namespace pgk

@@ -93,7 +93,10 @@ def _offsets(arr: gp.GPUArray, axes: tuple[int, ...]) -> list[tuple[int, ...]]:
 
 def _cufft_offsets(shape: list[int], embed: tuple[int, ...], stride: int, dist: int,
                    batch: int) -> list[tuple[int, ...]]:  # fmt: skip
-    """Where cuFFT's advanced layout puts each element, batch by transform index."""
+    """Where cuFFT's layout puts each element, batch by transform index (empty
+    embeddings: the basic layout, packed transforms one after another)."""
+    if not embed:
+        embed, stride, dist = tuple(shape), 1, int(np.prod(shape))
     out = []
     for b in range(batch):
         row = []
@@ -141,8 +144,12 @@ def test_a_fitted_layout_addresses_every_element_as_the_view_does(
 def test_common_layouts_need_no_copy() -> None:
     x = fake_array((8, 1024), gp.float32, 1 << 20)
     z = fake_array((8, 513), gp.complex64, 1 << 30)
-    assert fft_kernels._layout(x, z, (1,), (1024,)) == (
-        (1024,), (1024,), 1, 1024, (513,), 1, 513, 8,
+    # contiguous operands get cuFFT's basic layout (no embeddings), as torch plans them
+    assert fft_kernels._layout(x, z, (1,), (1024,)) == ((1024,), (), 1, 1024, (), 1, 513, 8)
+    # a padded row (a column slice) keeps the advanced layout
+    wide = fake_array((8, 1024), gp.float32, 1 << 20, (4 * 2048, 4))
+    assert fft_kernels._layout(wide, z, (1,), (1024,)) == (
+        (1024,), (1024,), 1, 2048, (513,), 1, 513, 8,
     )  # fmt: skip
     col = fake_array((64, 5), gp.complex64, 1 << 20)  # axis 0 of a matrix: stride 5, dist 1
     assert fft_kernels._layout(col, col, (0,), (64,))[1:] == ((64,), 5, 1, (64,), 5, 1, 5)

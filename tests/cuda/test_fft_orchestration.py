@@ -32,7 +32,10 @@ _COMPLEX = {
 
 def _at(ptr: int, dtype: Any, shape: tuple[int, ...], embed: tuple[int, ...], stride: int,
         dist: int) -> np.ndarray:  # fmt: skip
-    """The (batch, *shape) array cuFFT's advanced layout addresses at `ptr`."""
+    """The (batch, *shape) array cuFFT's layout addresses at `ptr` (empty embeddings: the
+    basic layout, packed transforms one after another)."""
+    if not embed:
+        embed, stride, dist = shape[1:], 1, int(np.prod(shape[1:]))
     size = np.dtype(dtype).itemsize
     steps = [stride]
     for e in reversed(embed[1:]):

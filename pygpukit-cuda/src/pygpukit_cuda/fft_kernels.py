@@ -5,13 +5,15 @@ over ``axes``, times ``scale``). A transform over up to three axes is one cuFFT 
 both operands fit cuFFT's advanced layout (the other axes merge into one batch dimension
 with one distance; each transformed axis' stride a whole multiple of the next one's): the
 common cases (last axis or trailing axes of contiguous arrays, axis 0 of a matrix) read
-the caller's view and write the output directly. Anything else goes through a contiguous
-copy with the transformed axes last. More than three axes take several passes (the
+the caller's view and write the output directly; packed operands are planned with cuFFT's
+basic layout (NULL embeddings), as torch and CuPy plan them. Anything else goes through a
+contiguous copy with the transformed axes last. More than three axes take several passes (the
 transform is separable): complex passes run in place on the output.
 
 cuFFT's complex-to-real transform overwrites its input, so ``fft_c2r`` always reads a
 private copy, never the caller's array (for a contiguous input, one cuMemcpyAsync into a
-pool block).
+pool block, or, when the norm scales, one kernel that copies and scales: the transform is
+linear, so no scaling pass over the output follows).
 
 A repeated call takes a fast path (`_fast`): the whole decision for one operand layout —
 single pass or not, which plan, whether the input is copied — is made once and kept in
@@ -98,7 +100,23 @@ def _layout(src: GPUArray, dst: GPUArray, axes: tuple[int, ...], logical: tuple[
         odist = ostride * _prod(onembed)
     elif idist <= 0 or odist <= 0:
         return None
+    in_sizes = tuple(src.shape[a] for a in axes)
+    out_sizes = tuple(dst.shape[a] for a in axes)
+    if _packed(inembed, in_sizes, istride, idist, batch) and _packed(
+        onembed, out_sizes, ostride, odist, batch
+    ):
+        # both operands packed (a contiguous array over trailing axes): cuFFT's basic
+        # layout, NULL embeddings, as torch and CuPy plan it; cuFFT may pick other (faster)
+        # kernels for it than for the same layout spelt out as an advanced one
+        return (logical, (), 1, _prod(inembed), (), 1, _prod(onembed), batch)
     return (logical, inembed, istride, idist, onembed, ostride, odist, batch)
+
+
+def _packed(embed: tuple[int, ...], sizes: tuple[int, ...], stride: int, dist: int,
+            batch: int) -> bool:  # fmt: skip
+    """Whether an operand is dense: its own sizes as the embedding, unit stride, and one
+    transform right after another."""
+    return stride == 1 and embed == sizes and (batch == 1 or dist == _prod(sizes))
 
 
 def _prod(xs: tuple[int, ...]) -> int:
@@ -223,32 +241,48 @@ extern "C" __global__ void pgk_fft_scale_f64(double* p, long long n, double s) {
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
        i += (long long)gridDim.x * blockDim.x) p[i] *= s;
 }
+extern "C" __global__ void pgk_fft_scaled_copy_f32(float* d, const float* p, long long n,
+                                                   float s) {
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x) d[i] = p[i] * s;
+}
+extern "C" __global__ void pgk_fft_scaled_copy_f64(double* d, const double* p, long long n,
+                                                   double s) {
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x) d[i] = p[i] * s;
+}
 """
 
 
-#: (device, double precision, element count) -> (scale kernel, grid): a repeated scaling
-#: looks nothing else up (loaded functions live as long as the process)
-_scale_launches: dict[tuple[int, bool, int], tuple[Any, int]] = {}
+#: (device, double precision, element count, copying) -> (kernel, grid): a repeated
+#: scaling looks nothing else up (loaded functions live as long as the process)
+_scale_launches: dict[tuple[int, bool, int, bool], tuple[Any, int]] = {}
+
+
+def _scale_launch(d: dt.DataType, size: int, index: int, copying: bool) -> tuple[Any, int, int]:
+    """(kernel, grid, real element count) scaling `size` elements of dtype d, in place or
+    (copying) into another buffer."""
+    double = d in (dt.float64, dt.complex128)
+    n = size * (2 if d.is_complex else 1)
+    key = (index, double, n, copying)
+    found = _scale_launches.get(key)
+    if found is None:
+        name = ("pgk_fft_scaled_copy_" if copying else "pgk_fft_scale_") + (
+            "f64" if double else "f32")  # fmt: skip
+        fmt = ("@QQqd" if double else "@QQqf") if copying else ("@Qqd" if double else "@Qqf")
+        fn = launcher.function(index, name, _SCALE_SOURCE, fmt)
+        grid = max(1, min(-(-n // BLOCK), sm_count(index) * 32))
+        if len(_scale_launches) >= 1024:
+            _scale_launches.clear()  # endlessly new sizes: start over rather than grow
+        found = _scale_launches[key] = (fn, grid)
+    return (*found, n)
 
 
 def _scale(out: GPUArray, scale: float) -> None:
     """out *= scale, in place (out is the kernels' new contiguous output)."""
     if scale == 1.0:
         return
-    d = out._dtype
-    double = d in (dt.float64, dt.complex128)
-    n = out.size * (2 if d.is_complex else 1)
-    index = out._device.index
-    key = (index, double, n)
-    found = _scale_launches.get(key)
-    if found is None:
-        name = "pgk_fft_scale_f64" if double else "pgk_fft_scale_f32"
-        fn = launcher.function(index, name, _SCALE_SOURCE, "@Qqd" if double else "@Qqf")
-        grid = max(1, min(-(-n // BLOCK), sm_count(index) * 32))
-        if len(_scale_launches) >= 1024:
-            _scale_launches.clear()  # endlessly new sizes: start over rather than grow
-        found = _scale_launches[key] = (fn, grid)
-    fn, grid = found
+    fn, grid, n = _scale_launch(out._dtype, out.size, out._device.index, False)
     fn.launch((grid,), (BLOCK,), (_ptr(out), n, scale))
 
 
@@ -317,9 +351,16 @@ def _fast(kind: str, x: GPUArray, out: GPUArray, axes: tuple[int, ...], directio
         handle, pool = cufft.stream_pool(index)
         nbytes = x.nbytes
         block = pool.allocate(nbytes, handle)
-        device.context(index).copy_async(block.ptr, _ptr(x), nbytes, handle)
+        if scale == 1.0:
+            device.context(index).copy_async(block.ptr, _ptr(x), nbytes, handle)
+        else:
+            # the transform is linear: scaling its input in the copy it needs anyway saves
+            # _scale's read-and-write pass over the output (as many bytes as the input)
+            fn, grid, n = _scale_launch(x._dtype, x.size, index, True)
+            fn.launch((grid,), (BLOCK,), (block.ptr, _ptr(x), n, scale), 0, handle)
         cufft.execute(plan, index, block.ptr, _ptr(out), direction)
         del block
+        return True
     else:
         src = _contiguous(x) if copy == _COPY else x
         cufft.execute(plan, index, _ptr(src), _ptr(out), direction)

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import functools
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pygpukit as gp
 from pygpukit import GPUArray
 
-from . import filters
+from . import _fused, filters
 from ._arrays import (
     back,
     check_audio,
@@ -85,8 +86,18 @@ def frames_spectrum(
     center: bool,
     pad_mode: str,
     real: Any,
+    keep_frames: int | None = None,
+    confirm_into: list[Callable[[], None]] | None = None,
+    name: str = "y",
 ) -> GPUArray:
-    """The STFT of a checked signal laid out (..., n_frames, 1 + n_fft // 2)."""
+    """The STFT of a checked signal laid out (..., n_frames, 1 + n_fft // 2).
+
+    `keep_frames` keeps only that many leading frames (Whisper drops the last). With
+    `confirm_into`, y's NaN/inf test is queued too (on a GPU, inside the framing kernel) and
+    the call that reads it and raises is appended: call it once the caller's work is queued
+    (its message calls the signal `name`).
+    """
+    given = y
     n = int(y.shape[-1])
     if not center and n_fft > n:
         raise ValueError(
@@ -99,11 +110,39 @@ def frames_spectrum(
     if y.dtype.name != np.dtype(real).name:
         y = gp.astype(y, gp_dtype(real))
     pad = n_fft // 2 if center else 0
-    # an overlapping view, read once by the window product (the one frame-sized copy)
-    frames = frame_view(y, fn, frame_length=n_fft, hop_length=hop_length, pad=pad,
-                        pad_mode=pad_mode)  # fmt: skip
-    windowed = frames * device_setup(window.astype(real), y)
+    n_frames = 1 + (n + 2 * pad - n_fft) // hop_length
+    if keep_frames is not None:
+        n_frames = min(n_frames, keep_frames)
+    weights = device_setup(window.astype(real), y)
+    windowed = None
+    bad = None
+    if n + 2 * pad >= n_fft:  # else frame_view below names the problem
+        if confirm_into is not None and _fused.kernels_here(y):
+            bad = gp.zeros((1,), dtype=gp.int32, device=y.device)
+        # on a GPU: padding, framing, window and NaN test in one kernel (None elsewhere)
+        windowed = _fused.windowed_frames(y, weights, hop=hop_length, pad=pad,
+                                          pad_mode=pad_mode, n_frames=n_frames,
+                                          bad=bad)  # fmt: skip
+    if confirm_into is not None:
+        fused = windowed is not None and bad is not None
+        # (the array-op test reads the caller's samples, as before any cast)
+        confirm_into.append(_flag_reader(bad, fn, name) if fused else finite_check(given, fn, name))
+    if windowed is None:
+        # an overlapping view, read once by the window product (the one frame-sized copy)
+        frames = frame_view(y, fn, frame_length=n_fft, hop_length=hop_length, pad=pad,
+                            pad_mode=pad_mode)  # fmt: skip
+        windowed = frames[..., :n_frames, :] * weights
     return gp.fft.rfft(windowed, axis=-1)
+
+
+def _flag_reader(bad: Any, fn: str, name: str) -> Callable[[], None]:
+    """The call that reads the framing kernel's NaN/inf flag and raises as finite_check."""
+
+    def confirm() -> None:
+        if int(bad.to_numpy()[0]):
+            raise ValueError(f"{fn}: {name} contains NaN or infinite samples")
+
+    return confirm
 
 
 def stft(
@@ -126,9 +165,9 @@ def stft(
     """
     signal, host = to_device(y, "stft")
     check_audio(signal, "stft", finite=False)
-    confirm = finite_check(signal, "stft")  # read after the transform is queued
     size, hop, win = _lengths("stft", n_fft, hop_length, win_length)
     out = complex_dtype_of(signal.dtype.name if dtype is None else dtype)
+    confirm: list[Callable[[], None]] = []  # the NaN test, read after the transform is queued
     spectrum = frames_spectrum(
         signal,
         "stft",
@@ -138,8 +177,9 @@ def stft(
         center=center,
         pad_mode=pad_mode,
         real=real_dtype_of(out),
+        confirm_into=confirm,
     )
-    confirm()
+    confirm[0]()
     return back(gp.matrix_transpose(spectrum), host)
 
 
@@ -279,8 +319,8 @@ def spectrogram_of(
         raise ValueError(f"{fn}: give an audio signal y or a spectrogram S")
     signal, host = to_device(y, fn)
     check_audio(signal, fn, finite=False)
-    confirm = finite_check(signal, fn)  # read after the spectrum is queued
     size, hop, win = _lengths(fn, n_fft, hop_length, win_length)
+    confirm: list[Callable[[], None]] = []  # the NaN test, read after the spectrum is queued
     spectrum = frames_spectrum(
         signal,
         fn,
@@ -290,11 +330,16 @@ def spectrogram_of(
         center=center,
         pad_mode=pad_mode,
         real=real_dtype_of(complex_dtype_of(signal.dtype.name)),
+        confirm_into=confirm,
     )
-    mag = gp.abs(spectrum)
-    if power != 1:
-        mag = gp.square(mag) if power == 2 else mag**power
-    confirm()
+    fused = _fused.power(spectrum) if power == 2 else None  # |X|^2 in one GPU kernel
+    if fused is not None:
+        mag = fused
+    else:
+        mag = gp.abs(spectrum)
+        if power != 1:
+            mag = gp.square(mag) if power == 2 else mag**power
+    confirm[0]()
     return gp.matrix_transpose(mag), host, size
 
 

@@ -65,9 +65,11 @@ def check_audio(audio: Any, sample_rate: int = SAMPLE_RATE, *, batch: bool = Tru
 _NOT_FINITE = "audio holds NaN or infinite samples; clean the signal first"
 
 
-def _checked(audio: Any, sample_rate: int, *, batch: bool) -> tuple[Any, Callable[[], None]]:
+def _checked(audio: Any, sample_rate: int, *, batch: bool,
+             device_test: bool = True) -> tuple[Any, Callable[[], None]]:  # fmt: skip
     """check_audio's work, with a GPUArray's NaN/inf test queued and read by the returned
-    call (so the caller can queue its transform first and wait on the device once)."""
+    call (so the caller can queue its transform first and wait on the device once);
+    without `device_test` a GPUArray's samples are left for the caller to test."""
     if isinstance(sample_rate, bool) or not isinstance(sample_rate, (int, np.integer)):
         raise TypeError(f"sample_rate must be an int, got {type(sample_rate).__name__}")
     if sample_rate != SAMPLE_RATE:
@@ -103,6 +105,8 @@ def _checked(audio: Any, sample_rate: int, *, batch: bool) -> tuple[Any, Callabl
     if on_device:
         if audio.dtype != gp.float32:  # float32 in: no copy of a long batch
             audio = audio.astype(gp.float32)
+        if not device_test:
+            return audio, lambda: None
         flag = gp.all(gp.isfinite(audio))
 
         def confirm() -> None:
@@ -149,6 +153,7 @@ def log_mel_spectrogram(
     A GPUArray stays on its device and gives a GPUArray; a NumPy array gives a NumPy
     array, computed on `device` (default: pygpukit's default device).
     """
+    from pygpukit.audio import _fused
     from pygpukit.audio._framing import device_setup
     from pygpukit.audio.spectral import _analysis_window, abs2, frames_spectrum
 
@@ -156,18 +161,30 @@ def log_mel_spectrogram(
     on_device = isinstance(audio, GPUArray)
     if padding < 0:
         raise ValueError(f"padding must be >= 0 samples, got {padding}")
-    y, confirm = _checked(audio, sample_rate, batch=True)
+    # a GPUArray's NaN test is left to the STFT's framing kernel (no pass of its own)
+    y, confirm = _checked(audio, sample_rate, batch=True, device_test=False)
     if padding:
         y = pad_or_trim(y, y.shape[-1] + padding)
     x = y if on_device else gp.from_numpy(y, device)
-    # the STFT's own steps, without stft's second NaN test of the same samples
+    tests: list[Callable[[], None]] = [confirm]
+    # the STFT's own steps, without stft's second NaN test of the same samples;
+    # openai-whisper drops the last of the 1 + n // hop frames, so it is never computed
+    n_frames = int(y.shape[-1]) // HOP_LENGTH
     frames = frames_spectrum(x, "log_mel_spectrogram", n_fft=N_FFT, hop_length=HOP_LENGTH,
                              window=_analysis_window("hann", N_FFT, N_FFT), center=True,
-                             pad_mode="reflect", real=np.float32)  # fmt: skip
-    spec = gp.matrix_transpose(frames[..., :-1, :])  # openai-whisper drops the last frame
-    mel = device_setup(filters, x) @ abs2(spec)
-    logs = gp.log10(gp.maximum(mel, gp.full((), 1e-10, dtype=gp.float32, device=x.device)))
-    peak = gp.max(logs, axis=(-2, -1), keepdims=True)
-    logs = (gp.maximum(logs, peak - 8.0) + 4.0) / 4.0
-    confirm()  # the device's NaN test, read once all the work is queued
+                             pad_mode="reflect", real=np.float32, keep_frames=n_frames,
+                             confirm_into=tests if on_device else None,
+                             name="audio")  # fmt: skip
+    # |X|^2 in the frames' own (contiguous) order, then a transposed view for the product
+    power = _fused.power(frames)
+    if power is None:
+        power = abs2(frames)
+    mel = device_setup(filters, x) @ gp.matrix_transpose(power)
+    logs = _fused.whisper_log(mel)  # one kernel after the max on a GPU
+    if logs is None:
+        logs = gp.log10(gp.maximum(mel, gp.full((), 1e-10, dtype=gp.float32, device=x.device)))
+        peak = gp.max(logs, axis=(-2, -1), keepdims=True)
+        logs = (gp.maximum(logs, peak - 8.0) + 4.0) / 4.0
+    for test in tests:  # the device's NaN test, read once all the work is queued
+        test()
     return logs if on_device else logs.to_numpy()

@@ -1,0 +1,40 @@
+"""The audio package's fused CUDA kernels compile to CUBIN with NVRTC for sm_80 and sm_90
+(no GPU needed), with the argument layout their callers pass."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("pygpukit_cuda._native")
+
+from pygpukit import _dtypes as dt
+from pygpukit.audio import _fused
+from pygpukit_cuda import _loader, compiler
+
+pytestmark = pytest.mark.skipif(
+    not _loader.is_nvrtc_available(), reason="no NVRTC: pip install nvidia-cuda-nvrtc"
+)
+
+#: (kernel, placeholder types, which parameters are scalars)
+_FRAMES_SCALARS = (False, False, *([True] * 8), False, True, True, False)
+_CASES = [
+    (_fused._frames_kernel, {"T": dt.float32}, _FRAMES_SCALARS),
+    (_fused._frames_kernel, {"T": dt.float64}, _FRAMES_SCALARS),
+    (_fused._power_kernel, {"T": dt.float32}, None),
+    (_fused._power_kernel, {"T": dt.float64}, None),
+    (_fused._log_kernel, {}, None),
+]
+
+
+@pytest.mark.parametrize("arch", [80, 90])
+@pytest.mark.parametrize("case", range(len(_CASES)))
+def test_fused_kernel_compiles(arch: int, case: int) -> None:
+    make, types, scalars = _CASES[case]
+    kernel = make.__wrapped__()  # a fresh one: the cached instance may be a stub's
+    if scalars is not None:
+        assert len(scalars) == kernel.nin + kernel.nout
+    name, source, _ = kernel.kernel_source(types, scalars)
+    options = [*compiler.BASE_OPTIONS, f"-arch=sm_{arch}"]
+    ok, image, log = _loader.nvrtc().compile(source, f"{name}.cu", options, True)
+    assert ok, log
+    assert image[:4] == b"\x7fELF"

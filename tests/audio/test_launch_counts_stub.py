@@ -1,0 +1,97 @@
+"""What one stft, melspectrogram and Whisper log-mel call enqueues on the stub GPU of
+scripts/stub_cuda.py (no device needed), pinned so an extra pass over the frames is caught:
+padding, framing, the window and the input's NaN test are one kernel, |X|^2 one, Whisper's
+log tail one after its max, and nothing waits for the device before reading the NaN flag.
+Run in a subprocess: the stub replaces process-wide state."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pygpukit_cuda._native")
+
+SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
+
+_CHECK = r"""
+import numpy as np
+import profile_fft_host as stubs
+stubs.install()
+import pygpukit as gp
+import stub_cuda
+from pygpukit_cuda import cufft, device
+
+ctx = device._contexts[0]
+copies, runs, reads = [], [], []
+ctx.copy_async = lambda dst, src, n, stream: copies.append(n)
+names = {}
+
+def function(self, name):
+    names[hash(name) & 0xFFFF] = name
+    return hash(name) & 0xFFFF
+
+stub_cuda.StubModule.function = function
+
+class Plan(stubs._NoopPlan):
+    def __call__(self, stream, inp, out, work, direction):
+        runs.append(1)
+
+cufft._lib.plan = lambda *args: Plan()
+
+def download(self, buffer, offset, out):
+    reads.append(out.dtype)  # each read waits for the device
+    out.fill(1 if out.dtype == bool else 0)  # the NaN test passes, index checks too
+
+device.CudaBackend.download = download
+
+from pygpukit.asr import whisper
+from pygpukit.audio import spectral
+
+def one_call(fn):
+    fn()
+    ctx.launches.clear(); del copies[:], runs[:], reads[:]
+    ctx.record = True
+    fn()
+    ctx.record = False
+    return [names[l[0]] for l in ctx.launches], len(runs), len(copies), len(reads)
+
+# the NaN test rides in the framing kernel: a zeroed flag (one tiny fill), read last
+FLAG = ["pgk_copy_int32", "pgk_ew_pgk_audio_frames_0"]
+y = gp.asarray(np.ones(16000 * 3, np.float32), device="cuda:0")
+got = one_call(lambda: spectral.stft(y, n_fft=400, hop_length=160))
+assert got == (FLAG, 1, 0, 1), got
+got = one_call(lambda: spectral.melspectrogram(y=y, sr=16000, n_fft=400, hop_length=160,
+                                               n_mels=80))
+k = got[0]
+assert k[:3] == FLAG + ["pgk_ew_pgk_audio_power_0"], got
+assert len(k) == 4 and "gemm" in k[3] and got[1:] == (1, 0, 1), got
+# reflect padding too is done by the framing kernel (no gathers, which each read a flag)
+clips = gp.asarray(np.ones((2, 16000 * 30), np.float32), device="cuda:0")
+got = one_call(lambda: whisper.log_mel_spectrogram(clips, 80))
+k = got[0]
+assert k[:3] == FLAG + ["pgk_ew_pgk_audio_power_0"], got
+assert "gemm" in k[3] and k[-1] == "pgk_ew_pgk_audio_whisper_log_0", got
+assert all(name.startswith("pgk_red_max_float32") for name in k[4:-1]) and len(k) <= 7, got
+assert got[1:] == (1, 0, 1), got
+# the flag is what raises: a set flag (the stub reads every int32 as 1) names the input
+device.CudaBackend.download = lambda self, buffer, offset, out: out.fill(1)
+for call, text in ((lambda: spectral.stft(y, n_fft=400, hop_length=160), "stft: y contains"),
+                   (lambda: whisper.log_mel_spectrogram(clips, 80),
+                    "log_mel_spectrogram: audio contains")):
+    try:
+        call()
+    except ValueError as exc:
+        assert text in str(exc), exc
+    else:
+        raise AssertionError("a set NaN flag did not raise")
+print("ok")
+"""
+
+
+def test_spectral_paths_enqueue_fused_kernels_on_the_stub_gpu() -> None:
+    done = subprocess.run([sys.executable, "-c", _CHECK], cwd=SCRIPTS, capture_output=True,
+                          text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr[-3000:]
