@@ -1,6 +1,7 @@
 """The causal flash attention program under Triton's interpreter against NumPy, on shapes
 that reach each of its paths: unmasked and diagonal key tiles, padded head dims (no
-EVEN_D), grouped-query heads, more keys than queries, a negative scale, bf16/f16/f32."""
+EVEN_D), grouped-query heads, more keys than queries, a negative scale, bf16/f16/f32; and
+again with PAIR programs (a heavy and a light query block each; odd and even block counts)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,13 @@ from pygpukit.triton import availability
 pytestmark = pytest.mark.skipif(not availability.status()[0], reason=availability.status()[1])
 
 _CODE = """
+    import sys
     import numpy as np, pygpukit as gp
+    from pygpukit.triton.kernels import attention as ka
+
+    if sys.argv[1] == "pair":  # the interpreter takes each list's first config
+        for name in ("CONFIGS_D64", "CONFIGS_D128", "CONFIGS_F32", "CONFIGS_WIDE"):
+            setattr(ka, name, [(32, 32, 4, 2, True)])
 
     def ref(q, k, v, scale):
         g = q.shape[-3] // k.shape[-3]
@@ -45,11 +52,12 @@ _CODE = """
 
 
 @pytest.mark.slow
-def test_flash_attention_paths_match_numpy(tmp_path: Path) -> None:
+@pytest.mark.parametrize("programs", ["one block each", "pair"])
+def test_flash_attention_paths_match_numpy(tmp_path: Path, programs: str) -> None:
     env = {**os.environ, "TRITON_INTERPRET": "1", "PYGPUKIT_CACHE_DIR": str(tmp_path),
            "PYGPUKIT_DEVICE": "cpu"}  # fmt: skip
     done = subprocess.run([sys.executable, "-W", "ignore::RuntimeWarning", "-c",
-                           textwrap.dedent(_CODE)], capture_output=True, text=True,
+                           textwrap.dedent(_CODE), programs], capture_output=True, text=True,
                           timeout=600, env=env)  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.splitlines()

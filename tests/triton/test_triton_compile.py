@@ -55,7 +55,8 @@ def test_flash_attention_compiles_for_hopper_with_its_shared_memory() -> None:
 
     types = ("*bf16",) * 4 + ("i32",) * 6 + ("fp32",) + ("i64",) * 16
     consts = (("BM", 128), ("BN", 64), ("BD", 128), ("BDV", 128), ("IEEE", False),
-              ("UPCAST", False), ("EVEN_D", False), ("SCALE_POS", True))  # fmt: skip
+              ("UPCAST", False), ("EVEN_D", False), ("SCALE_POS", True),
+              ("PAIR", False))  # fmt: skip
     c = _compile(attention.flash_causal, types, consts, warps=8, stages=3)
     assert c.name == "flash_causal" and c.num_warps == 8  # type: ignore[attr-defined]
     assert c.shared > 0 and c.global_scratch == 0  # type: ignore[attr-defined]
@@ -80,11 +81,38 @@ def test_every_flash_attention_config_fits_hopper(d: int) -> None:
     ones = sum(1 << i for i in (14, 18, 22, 26))
     align = sum(1 << i for i in range(27) if i not in (5, 10, 14, 18, 22, 26))
     program = Program(attention.flash_causal)
-    for bm, bn, warps, stages in ka.CONFIGS_D64 if d == 64 else ka.CONFIGS_D128:
+    for bm, bn, warps, stages, pair in ka.CONFIGS_D64 if d == 64 else ka.CONFIGS_D128:
         consts = (("BM", bm), ("BN", bn), ("BD", d), ("BDV", d), ("IEEE", False),
-                  ("UPCAST", False), ("EVEN_D", True), ("SCALE_POS", True))  # fmt: skip
+                  ("UPCAST", False), ("EVEN_D", True), ("SCALE_POS", True),
+                  ("PAIR", pair))  # fmt: skip
         c = program.compile(90, types, consts, warps, stages, align, ones)
         assert 0 < c.shared <= _HOPPER_SHARED, (bm, bn, warps, stages, c.shared)
+        usage = _resource_usage(c.cubin)
+        if usage is not None:  # no spilled tiles: a few saved registers at most (d128's
+            # 128x128 on 8 warps keeps an 8-byte stack frame, and measured well)
+            assert usage["LOCAL"] == 0 and usage["STACK"] <= 16, (bm, bn, warps, stages, pair)
+
+
+def _resource_usage(cubin: bytes) -> dict[str, int] | None:
+    """REG/STACK/SHARED/LOCAL of a CUBIN's kernel, from the cuobjdump Triton ships (None
+    where it ships none)."""
+    import re
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    import triton
+
+    tool = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
+    if not tool.exists():
+        return None
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        text = subprocess.run([str(tool), "-res-usage", f.name], capture_output=True,
+                              text=True, check=False).stdout  # fmt: skip
+    found = dict(re.findall(r"(REG|STACK|SHARED|LOCAL):(\d+)", text))
+    return {k: int(v) for k, v in found.items()} if "LOCAL" in found else None
 
 
 def test_elementwise_template_compiles_a_scalar_operand_by_value() -> None:

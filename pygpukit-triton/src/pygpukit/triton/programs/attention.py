@@ -10,7 +10,10 @@ Speed on Hopper comes from three things: the key loop is split so only the tiles
 causal diagonal (or past the end of the keys) pay for mask arithmetic; scores carry the
 softmax scale and log2(e) so one multiply-add feeds exp2; and query blocks are numbered
 from the last, so the heaviest blocks (which see the most keys) start first and the short
-ones fill the tail of the grid.
+ones fill the tail of the grid. With PAIR, program p takes the p-th heaviest block and then
+the p-th lightest: a grid of half as many programs of equal work, for shapes whose grid
+fits the GPU in about one wave (16 heads x 2048 at 128-query blocks is 256 programs on 132
+SMs), where heavy-first still leaves SMs with two heavy blocks finishing last.
 """
 
 from __future__ import annotations
@@ -83,17 +86,12 @@ def _step(qt, kbase, vbase, n0, rm, rn, rd, rdv, kdm, vdm, m_i, l_i, acc, Skv, s
 
 
 @triton.jit
-def flash_causal(q, k, v, out, H, G, Sq, Skv, D, DV, scale,
-                 sqb, sqh, sqs, sqd, skb, skh, sks, skd, svb, svh, svs, svd,
-                 sob, soh, sos, sod, BM: tl.constexpr, BN: tl.constexpr, BD: tl.constexpr,
-                 BDV: tl.constexpr, IEEE: tl.constexpr, UPCAST: tl.constexpr,
-                 EVEN_D: tl.constexpr, SCALE_POS: tl.constexpr):  # fmt: skip
-    bh = tl.program_id(0)
-    # the last query blocks see the most keys: number blocks from the end so they start first
-    start = (tl.num_programs(1) - 1 - tl.program_id(1)) * BM
-    b = (bh // H).to(tl.int64)
-    h = (bh % H).to(tl.int64)
-    hk = h // G
+def _block(q, k, v, out, b, h, hk, start, Sq, Skv, D, DV, qk_scale,
+           sqs, sqd, skh, sks, skd, svh, svs, svd, sos, sod, sqb, sqh, skb, svb, sob, soh,
+           BM: tl.constexpr, BN: tl.constexpr, BD: tl.constexpr, BDV: tl.constexpr,
+           IEEE: tl.constexpr, UPCAST: tl.constexpr, EVEN_D: tl.constexpr,
+           SCALE_POS: tl.constexpr):  # fmt: skip
+    """Queries [start, start + BM) of one head: load Q, stream K/V, write the output rows."""
     rm = start + tl.arange(0, BM)
     rd = tl.arange(0, BD)
     rdv = tl.arange(0, BDV)
@@ -111,7 +109,6 @@ def flash_causal(q, k, v, out, H, G, Sq, Skv, D, DV, scale,
     kdm = (rd < D)[:, None]
     vdm = (rdv < DV)[None, :]
     shift = Skv - Sq
-    qk_scale = scale * 1.4426950408889634  # log2(e): exp2 is the cheap instruction
     m_i = tl.zeros([BM], tl.float32) - float("inf")
     l_i = tl.zeros([BM], tl.float32)
     acc = tl.zeros([BM, BDV], tl.float32)
@@ -131,3 +128,32 @@ def flash_causal(q, k, v, out, H, G, Sq, Skv, D, DV, scale,
     om = (rm < Sq)[:, None] & (rdv < DV)[None, :]
     tl.store(out + b * sob + h * soh + rm[:, None].to(tl.int64) * sos + rdv[None, :] * sod,
              o.to(out.dtype.element_ty), mask=om)  # fmt: skip
+
+
+@triton.jit
+def flash_causal(q, k, v, out, H, G, Sq, Skv, D, DV, scale,
+                 sqb, sqh, sqs, sqd, skb, skh, sks, skd, svb, svh, svs, svd,
+                 sob, soh, sos, sod, BM: tl.constexpr, BN: tl.constexpr, BD: tl.constexpr,
+                 BDV: tl.constexpr, IEEE: tl.constexpr, UPCAST: tl.constexpr,
+                 EVEN_D: tl.constexpr, SCALE_POS: tl.constexpr,
+                 PAIR: tl.constexpr):  # fmt: skip
+    bh = tl.program_id(0)
+    b = (bh // H).to(tl.int64)
+    h = (bh % H).to(tl.int64)
+    hk = h // G
+    qk_scale = scale * 1.4426950408889634  # log2(e): exp2 is the cheap instruction
+    last = (Sq + BM - 1) // BM - 1
+    # the last query blocks see the most keys: number blocks from the end so they start first
+    heavy = last - tl.program_id(1)
+    light = tl.program_id(1)
+    blocks = 1
+    if PAIR:
+        # program p also takes block p, the p-th lightest: every program then reads about
+        # the same number of key tiles, so a grid that fits the GPU in one wave ends evenly
+        # (a loop, not a second inlined copy: two copies cost ~50 registers per thread)
+        blocks = 1 + (light < heavy).to(tl.int32)
+    for j in range(0, blocks):
+        start = (heavy - j * (heavy - light)) * BM
+        _block(q, k, v, out, b, h, hk, start, Sq, Skv, D, DV, qk_scale, sqs, sqd, skh, sks,
+               skd, svh, svs, svd, sos, sod, sqb, sqh, skb, svb, sob, soh, BM, BN, BD, BDV,
+               IEEE, UPCAST, EVEN_D, SCALE_POS)  # fmt: skip
