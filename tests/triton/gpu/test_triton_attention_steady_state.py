@@ -1,7 +1,6 @@
-"""Causal flash attention on the GPU at the benchmark's shape (16 heads x 2048): float16 and
-bfloat16 run the same code, so neither may be much slower than the other (the H100 once
-measured float16 at head_dim 64 4x slower, from a noisy autotune choice); once tuned, a
-call compiles and tunes nothing."""
+"""Causal flash attention on the GPU at the benchmark's shape (16 heads x 2048): once tuned,
+a call compiles and tunes nothing (the H100 once measured float16 at head_dim 64 4x slower
+than bfloat16, from a noisy autotune choice; the speed itself is the benchmark's job)."""
 
 from __future__ import annotations
 
@@ -17,26 +16,6 @@ def _qkv(dtype: str, d: int) -> tuple[gp.GPUArray, gp.GPUArray, gp.GPUArray]:
     q, k, v = (gp.asarray(rng.standard_normal((1, 16, 2048, d)).astype(np.float32)).astype(dtype)
                for _ in range(3))  # fmt: skip
     return q, k, v
-
-
-def _us(q: gp.GPUArray, k: gp.GPUArray, v: gp.GPUArray, calls: int = 50) -> float:
-    gp.sdpa_causal(q, k, v, backend="triton")  # tunes (once per process and key) and warms
-    best = float("inf")
-    for _ in range(5):
-        start, end = gp.cuda.Event(), gp.cuda.Event()
-        start.record()
-        for _ in range(calls):
-            gp.sdpa_causal(q, k, v, backend="triton")
-        end.record()
-        end.synchronize()
-        best = min(best, gp.cuda.get_elapsed_time(start, end) * 1e3 / calls)
-    return best
-
-
-@pytest.mark.parametrize("d", [64, 128])
-def test_float16_and_bfloat16_take_about_the_same_time(d: int) -> None:
-    t16, tb16 = _us(*_qkv("float16", d)), _us(*_qkv("bfloat16", d))
-    assert max(t16, tb16) < 1.5 * min(t16, tb16), (d, t16, tb16)
 
 
 def test_a_tuned_call_compiles_and_tunes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
