@@ -31,7 +31,8 @@ import numpy as np
 #: ops of the decode step recorded by name (module attributes of pygpukit, looked up at
 #: call time by static_decode, so wrapping them here sees every call)
 OPS = ("embedding", "rope_at_inplace", "kv_cache_write_pair", "sdpa_causal_cache",
-       "add_rmsnorm", "silu_mul", "linear_rows", "bias_add_inplace", "argmax")  # fmt: skip
+       "add_rmsnorm", "silu_mul", "linear_rows", "bias_add_inplace", "argmax",
+       "rope_kv_cache_write", "decode_advance")  # fmt: skip
 TINYLLAMA = dict(layers=22, hidden=2048, heads=32, kv=4, head_dim=64, ffn=5632, vocab=32000)
 
 
