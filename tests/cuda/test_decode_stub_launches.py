@@ -66,6 +66,29 @@ attend_cluster.ENABLED = False
 assert [n for n, *_ in attention(1, 32, 4, 1, 512, 64)][0] == "pgk_sdpa_cache_bfloat16"
 attend_cluster.ENABLED = True
 
+# a driver refusing the cluster launch: the two-kernel path, then and for later calls;
+# another launch failure is raised
+plain = ctx.launch
+def refusing(message):
+    def launch(func, *rest):
+        if names[func].startswith("pgk_sdpa_cluster"):
+            raise RuntimeError("cuLaunchKernel failed: " + message)
+        return plain(func, *rest)
+    return launch
+ctx.launch = refusing("CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access)")
+try:
+    attention(1, 32, 4, 1, 512, 64)
+    raise AssertionError("the failure was swallowed")
+except RuntimeError as exc:
+    assert "ILLEGAL_ADDRESS" in str(exc)
+ctx.launch = refusing("CUDA_ERROR_INVALID_CLUSTER_SIZE (invalid cluster size)")
+got = [n for n, *_ in attention(1, 32, 4, 1, 512, 64)]
+assert got == ["pgk_sdpa_cache_bfloat16", "pgk_sdpa_cache_bfloat16_merge"], got
+assert attend_cluster._refused == {0}
+ctx.launch = plain
+assert [n for n, *_ in attention(1, 32, 4, 1, 512, 64)][0] == "pgk_sdpa_cache_bfloat16"
+attend_cluster._refused.clear()
+
 x = gp.zeros((1, 2048), dtype="bfloat16", device="cuda:0")
 got = launches(lambda: gp.add_rmsnorm(x, x.copy(), x[0].copy()))
 assert [(n, g, b) for n, g, b, _ in got] == [("pgk_add_rmsnorm_vec_bfloat16", (1,), (256,))]

@@ -28,6 +28,8 @@ MAX_SLOTS = 4096
 #: devices where a cluster launch was refused (then the old path serves them)
 _refused: set[int] = set()
 
+#: driver error names of a refused launch shape (CUDA_ERROR_INVALID_CLUSTER_SIZE, ...)
+_REFUSALS = ("CLUSTER", "NOT_SUPPORTED", "INVALID_VALUE", "LAUNCH_OUT_OF_RESOURCES")
 _ARGS = "@QQQQQQ" + "iii" + "q" * 19 + "dq"
 
 
@@ -71,8 +73,11 @@ def launch(q: GPUArray, k: GPUArray, v: GPUArray, starts: GPUArray, ends: GPUArr
             *v.strides[:3], starts.strides[0], ends.strides[0], float(scale), window)  # fmt: skip
     try:
         fn.launch((ac.CLUSTER, b * hkv, 1), (ac.THREADS,), args)
-    except RuntimeError:
-        # a driver without cluster launches through cuLaunchKernel: the two-kernel path
+    except RuntimeError as exc:
+        # a driver or GPU refusing the cluster launch (the driver's error name says so):
+        # the two-kernel path from now on; any other failure is the caller's to see
+        if not any(word in str(exc) for word in _REFUSALS):
+            raise
         _refused.add(index)
         return False
     return True
