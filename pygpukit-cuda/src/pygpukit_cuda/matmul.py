@@ -1,5 +1,6 @@
 """The `cuda` provider's matmul kernel: cuBLASLt for the float dtypes, NVRTC kernels for
-the integers and wherever cuBLASLt is absent or has no algorithm.
+the integers and wherever cuBLASLt is absent or has no algorithm; products of 1..8 rows of
+float16/bfloat16 through the weight-streaming kernel of ``skinny.py`` where its rule allows.
 
 Follows ``pygpukit._ops.linalg``'s convention ``kernel(x1, x2, out, allow_tf32)``: x1
 (..., M, K) and x2 (..., K, N) are views broadcast to out's batch shape and of out's dtype;
@@ -17,7 +18,7 @@ from typing import Any
 from pygpukit import GPUArray, KernelProvider
 from pygpukit.core import dtypes as dt
 
-from . import cublaslt, launcher, plans, provider, slicing
+from . import cublaslt, launcher, plans, provider, skinny, slicing
 from .device_facts import compute_capability as _cc
 from .device_facts import data_ptr as _ptr
 from .dims import merge_dims
@@ -70,6 +71,9 @@ def matmul(x1: GPUArray, x2: GPUArray, out: GPUArray, allow_tf32: bool) -> None:
     if len(x1._shape) == 2 and len(x2._shape) == 2:
         m, k = x1._shape
         n = x2._shape[1]
+        # a few rows of 16-bit floats: one weight-streaming launch (rule in skinny.py)
+        if m <= 8 and dtype in skinny.ks.DTYPES and skinny.matmul(x1, x2, out):
+            return
         if m * n * k > slicing.SLICE_FLOPS // 2:  # cheap test first: most products are small
             rows = slicing.rows_per_slice(m, n, k)
             if rows is not None and _sliced(x1, x2, out, allow_tf32, rows):
@@ -240,6 +244,19 @@ def _nvrtc_matmul(x1: GPUArray, x2: GPUArray, out: GPUArray, allow_tf32: bool) -
                                s2[1], count, len(dims), *shape, *sa, *sb))  # fmt: skip
 
 
+def _explain_call(x1: Any, x2: Any, *args: Any, **kwargs: Any) -> str | None:
+    """gp.explain's kernel line: the skinny kernel or cuBLASLt, and why (2-D float16 and
+    bfloat16 products; None for the rest, where the provider line says it all)."""
+    if not (isinstance(x1, GPUArray) and isinstance(x2, GPUArray)):
+        return None
+    if x1.dtype not in skinny.ks.DTYPES or x1.ndim > 2 or x2.ndim > 2:
+        return None
+    return skinny.explain(x1, x2)
+
+
+matmul.explain_call = _explain_call  # type: ignore[attr-defined]
+
+
 def register(provider: KernelProvider) -> None:
     """Add matmul to the cuda provider."""
     provider.add("matmul", matmul, (*MATMUL_DTYPES, *dt.COMPLEX_DTYPES))
@@ -247,4 +264,6 @@ def register(provider: KernelProvider) -> None:
 
 def describe() -> dict[str, Any]:
     """What serves matmul here (for diagnostics and the benchmark)."""
-    return {"cublaslt": cublaslt.status()}
+    return {"cublaslt": cublaslt.status(),
+            "skinny": "on (M <= 8, float16/bfloat16; see pygpukit_cuda.skinny)"
+            if skinny.ENABLED else "off (PYGPUKIT_SKINNY_MATMUL=0)"}  # fmt: skip

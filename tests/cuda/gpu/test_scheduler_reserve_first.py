@@ -35,11 +35,14 @@ def test_best_effort_task_started_first_runs_on_the_rest():
 
         def request() -> float:
             sides["request"] = iso.side_of(gp.cuda.current_stream())
-            return float((gp.ones((64,), device="cuda:0") * 2).sum().to_numpy())
+            return float(gp.sum(gp.ones((64,), device="cuda:0") * 2).to_numpy())
 
         hog_task = sched.submit(hog, policy="best_effort", name="hog")
-        got = sched.submit(request, memory="64MB", policy="guaranteed", name="request").result(60)
-        release.set()
+        try:
+            got = sched.submit(request, memory="64MB", policy="guaranteed",
+                               name="request").result(60)  # fmt: skip
+        finally:
+            release.set()  # a failed wait must not leave the hog spinning at exit
         hog_task.result(60)
         assert sched.stats()["isolation"]["unreserved_tasks"] == 0
     assert got == 128.0
