@@ -32,7 +32,7 @@ import numpy as np
 #: call time by static_decode, so wrapping them here sees every call)
 OPS = ("embedding", "rope_at_inplace", "kv_cache_write_pair", "sdpa_causal_cache",
        "add_rmsnorm", "silu_mul", "linear_rows", "bias_add_inplace", "argmax",
-       "rope_kv_cache_write", "decode_advance")  # fmt: skip
+       "rope_kv_cache_write", "decode_advance", "rope_cache_attention")  # fmt: skip
 TINYLLAMA = dict(layers=22, hidden=2048, heads=32, kv=4, head_dim=64, ffn=5632, vocab=32000)
 
 

@@ -244,6 +244,9 @@ _TABLE: list[tuple[str, str, str, str, str]] = [
     ("rope_kv_cache_write", "decode",
      "(q, k, v, cos, sin, positions, keys, values, slots)", "None",
      "rope_at_inplace then kv_cache_write_pair of the rotated k and v, in one pass"),
+    ("rope_cache_attention", "decode",
+     "(q, k, v, cos, sin, positions, keys, values, slots, starts, ends, out, scale, window)",
+     "None", "rope_kv_cache_write, then sdpa_causal_cache of the rotated q, in one pass"),
     ("decode_advance", "decode", "(tokens, chosen, positions, slots, ends)", "None",
      "tokens = chosen; positions, slots, ends += 1 (a decode step's end)"),
 ]  # fmt: skip

@@ -31,6 +31,8 @@ _refused: set[int] = set()
 #: driver error names of a refused launch shape (CUDA_ERROR_INVALID_CLUSTER_SIZE, ...)
 _REFUSALS = ("CLUSTER", "NOT_SUPPORTED", "INVALID_VALUE", "LAUNCH_OUT_OF_RESOURCES")
 _ARGS = "@QQQQQQ" + "iii" + "q" * 19 + "dq"
+#: the fused variant's extra arguments: new keys and values, tables, positions, slots
+_FUSED_ARGS = _ARGS + "QQQQQQ" + "q" * 16 + "iiii"
 
 
 def _aligned16(x: GPUArray) -> bool:
@@ -56,21 +58,46 @@ def serves(q: GPUArray, k: GPUArray, v: GPUArray, out: GPUArray) -> bool:
     return _aligned16(k) and _aligned16(v)
 
 
+def serves_fused(q_rope: GPUArray, new_k: GPUArray, new_v: GPUArray, cos: GPUArray,
+                 sin: GPUArray, keys: GPUArray, values: GPUArray,
+                 out: GPUArray) -> bool:  # fmt: skip
+    """Whether the fused variant (RoPE and the cache write first) takes a call whose
+    attention `serves` takes: q, the new keys and values of the caches' dtype, float32 or
+    16-bit tables (float math), at most ac.NEW_TOKENS new tokens per row."""
+    d = out.dtype
+    if any(a.dtype is not d for a in (q_rope, new_k, new_v, keys, values)):
+        return False
+    return dt.float64 not in (cos.dtype, sin.dtype) and q_rope.shape[1] <= ac.NEW_TOKENS
+
+
 def launch(q: GPUArray, k: GPUArray, v: GPUArray, starts: GPUArray, ends: GPUArray,
-           out: GPUArray, scale: float, window: int) -> bool:  # fmt: skip
+           out: GPUArray, scale: float, window: int,
+           rope: tuple[GPUArray, ...] | None = None) -> bool:  # fmt: skip
     """Run the cluster kernel into `out` (contiguous); False if the driver refused the
-    launch (the caller then runs the old path, and this device is not tried again)."""
+    launch (the caller then runs the old path, and this device is not tried again).
+    `rope`: (new_k, new_v, cos, sin, positions, slots) for the fused variant, which rotates
+    q (given here as its (B, Hq, S, D) view) and the new keys in place and writes the new
+    keys and values into the caches k and v before attending."""
     b, hq, sq, d = q.shape
     hkv, length, dv = k.shape[1], k.shape[2], v.shape[3]
     bound = ac.dim_bound(d, dv)
     assert bound is not None
-    name, src = ac.attend_cluster_kernel(out.dtype, bound)
+    name, src = ac.attend_cluster_kernel(out.dtype, bound, rope is not None)
     index = out.device.index
-    fn = launcher.function(index, name, src, _ARGS)
-    args = (_ptr(q), _ptr(k), _ptr(v), _ptr(starts), _ptr(ends), _ptr(out),
-            ctype(q.dtype).code, ctype(starts.dtype).code, ctype(ends.dtype).code,
-            hq, hq // hkv, sq, hkv, length, d, dv, *q.strides, *k.strides[:3],
-            *v.strides[:3], starts.strides[0], ends.strides[0], float(scale), window)  # fmt: skip
+    fn = launcher.function(index, name, src, _ARGS if rope is None else _FUSED_ARGS)
+    args: tuple[object, ...] = (
+        _ptr(q), _ptr(k), _ptr(v), _ptr(starts), _ptr(ends), _ptr(out),
+        ctype(q.dtype).code, ctype(starts.dtype).code, ctype(ends.dtype).code,
+        hq, hq // hkv, sq, hkv, length, d, dv, *q.strides, *k.strides[:3],
+        *v.strides[:3], starts.strides[0], ends.strides[0], float(scale), window,
+    )  # fmt: skip
+    if rope is not None:
+        new_k, new_v, cos, sin, positions, slots = rope
+        args += (_ptr(new_k), _ptr(new_v), _ptr(cos), _ptr(sin), _ptr(positions), _ptr(slots),
+                 cos.shape[0], *new_k.strides, *new_v.strides, *cos.strides, *sin.strides,
+                 *positions.strides, slots.strides[0], ctype(cos.dtype).code,
+                 ctype(sin.dtype).code, ctype(positions.dtype).code,
+                 ctype(slots.dtype).code)  # fmt: skip
     try:
         fn.launch((ac.CLUSTER, b * hkv, 1), (ac.THREADS,), args)
     except RuntimeError as exc:

@@ -50,6 +50,23 @@ def rope_kv_cache_write(q: GPUArray, k: GPUArray, v: GPUArray, cos: GPUArray, si
                ctype(slots.dtype).code))  # fmt: skip
 
 
+def rope_cache_attention(q: GPUArray, k: GPUArray, v: GPUArray, cos: GPUArray, sin: GPUArray,
+                         positions: GPUArray, keys: GPUArray, values: GPUArray,
+                         slots: GPUArray, starts: GPUArray, ends: GPUArray, out: GPUArray,
+                         scale: float, window: int) -> None:  # fmt: skip
+    from . import attend_cluster, decode_ops
+
+    qt = q.transpose(0, 2, 1, 3)
+    if (attend_cluster.serves(qt, keys, values, out)
+            and attend_cluster.serves_fused(q, k, v, cos, sin, keys, values, out)
+            and attend_cluster.launch(qt, keys, values, starts, ends, out, scale, window,
+                                      (k, v, cos, sin, positions, slots))):  # fmt: skip
+        return
+    # the two passes (any GPU, any layout): RoPE with the cache write, then the attention
+    rope_kv_cache_write(q, k, v, cos, sin, positions, keys, values, slots)
+    decode_ops.sdpa_causal_cache(qt, keys, values, starts, ends, out, scale, window)
+
+
 def decode_advance(tokens: GPUArray, chosen: GPUArray, positions: GPUArray, slots: GPUArray,
                    ends: GPUArray) -> None:  # fmt: skip
     arrays = (tokens, chosen, positions, slots, ends)
@@ -99,3 +116,4 @@ def register(provider: KernelProvider) -> None:
     """Add the fused decode-step ops to `provider`."""
     provider.add("rope_kv_cache_write", rope_kv_cache_write, (*fs.FLOATS, *INDEX))
     provider.add("decode_advance", decode_advance, INDEX)
+    provider.add("rope_cache_attention", rope_cache_attention, (*fs.FLOATS, *INDEX))

@@ -218,3 +218,99 @@ def test_decode_advance_bad_input(device: str) -> None:
     with pytest.raises(TypeError, match="int32 or int64"):
         gp.decode_advance(other[0], gp.asarray(np.array([1.0, 2.0]), device=device),
                           *other[1:])  # fmt: skip
+
+
+# -- rope_cache_attention ----------------------------------------------------------------
+def _attention_ref(q, keys, values, starts, ends, scale, window):  # type: ignore[no-untyped-def]
+    """q (B, Hq, S, D) over cache slots [starts, ends), float64."""
+    b_, hq, sq, _ = q.shape
+    group = hq // keys.shape[1]
+    out = np.zeros((b_, hq, sq, values.shape[-1]))
+    for b, h, i in np.ndindex(b_, hq, sq):
+        t = ends[b] - sq + i
+        j = np.arange(keys.shape[2])
+        ok = (j >= starts[b]) & (j <= t) & ((t - j < window) if window else True)
+        if ok.any():
+            s = keys[b, h // group][ok] @ q[b, h, i] * scale
+            p = np.exp(s - s.max())
+            out[b, h, i] = (p / p.sum()) @ values[b, h // group][ok]
+    return out
+
+
+def _attend(c: dict, starts: np.ndarray, window: int = 0) -> gp.GPUArray:
+    dev = c["device"]
+    ends = c["slots"] + c["q"].shape[1]  # the new tokens are the last ones seen
+    return gp.rope_cache_attention(
+        c["q"], c["k"], c["v"], c["cos"], c["sin"], gp.asarray(c["pos"], device=dev),
+        c["keys"], c["values"], gp.asarray(c["slots"].astype(np.int32), device=dev),
+        gp.asarray(starts, device=dev), gp.asarray(ends, device=dev), window=window)  # fmt: skip
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32"])
+@pytest.mark.parametrize("shape", [(1, 1, 32, 4, 64, 512), (3, 1, 8, 2, 64, 40),
+                                   (2, 3, 4, 2, 32, 30), (1, 1, 32, 8, 128, 96)])  # fmt: skip
+def test_rope_cache_attention_equals_the_two_ops_and_the_reference(
+    device: str, dtype: str, shape: tuple[int, ...]
+) -> None:
+    b, s, hq, hk, d, length = shape
+    a, c = (_case(device, dtype, b, s, hq, hk, d, length, 11) for _ in range(2))
+    starts = np.minimum(np.arange(b) * 3, a["slots"])
+    window = 7 if s > 1 else 0
+    q0, k0, keys0, values0 = (_back(a[n]) for n in ("q", "k", "keys", "values"))
+    got = _attend(a, starts, window)
+    # the two ops on a second copy of the same data
+    _run(c)
+    st_, en = gp.asarray(starts, device=device), gp.asarray(c["slots"] + s, device=device)
+    want2 = gp.sdpa_causal_cache(c["q"].transpose(0, 2, 1, 3), c["keys"], c["values"], st_, en,
+                                 window=window)  # fmt: skip
+    assert got.shape == (b, hq, s, d) and got.dtype == a["q"].dtype
+    tol = TOL[dtype]
+    for name in ("q", "k", "keys", "values"):  # the same rotation and writes (1 ulp at most)
+        np.testing.assert_allclose(_back(a[name]), _back(c[name]), rtol=tol / 2, atol=tol / 2)
+    np.testing.assert_allclose(_back(got), _back(want2), rtol=2 * tol, atol=2 * tol)
+    # float64 reference on the rotated q and updated caches (as stored)
+    cos, sin = _back(a["cos"]), _back(a["sin"])
+    want_keys = keys0.copy()
+    want_values = values0.copy()
+    rk = _rope_ref(k0, cos, sin, a["pos"])
+    for r, slot in enumerate(a["slots"]):
+        want_keys[r, :, slot : slot + s] = rk[r].transpose(1, 0, 2)
+        want_values[r, :, slot : slot + s] = _back(a["v"])[r].transpose(1, 0, 2)
+    rq = _rope_ref(q0, cos, sin, a["pos"]).transpose(0, 2, 1, 3)
+    ref = _attention_ref(rq, want_keys, want_values, starts, a["slots"] + s, 1 / np.sqrt(d),
+                         window)  # fmt: skip
+    err = np.linalg.norm(_back(got) - ref) / np.linalg.norm(ref)
+    assert err <= 2 * max(tol, 1e-6), err
+
+
+@settings(max_examples=20, deadline=None)
+@given(b=st.integers(1, 3), s=st.integers(1, 3), heads=st.sampled_from([(2, 1), (4, 2), (3, 3)]),
+       d=st.sampled_from([2, 8]), extra=st.integers(0, 5), window=st.integers(0, 4),
+       seed=st.integers(0, 99))  # fmt: skip
+def test_rope_cache_attention_property(b: int, s: int, heads: tuple[int, int], d: int,
+                                       extra: int, window: int, seed: int) -> None:  # fmt: skip
+    a, c = (_case("cpu", "float64", b, s, heads[0], heads[1], d, s + extra, seed)
+            for _ in range(2))  # fmt: skip
+    starts = np.zeros(b, np.int64)
+    got = _attend(a, starts, window).to_numpy()
+    _run(c)
+    want = gp.sdpa_causal_cache(c["q"].transpose(0, 2, 1, 3), c["keys"], c["values"],
+                                gp.asarray(starts), gp.asarray(c["slots"] + s),
+                                window=window).to_numpy()  # fmt: skip
+    np.testing.assert_array_equal(got, want)
+    for name in ("q", "k", "keys", "values"):
+        np.testing.assert_array_equal(_back(a[name]), _back(c[name]))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_rope_cache_attention_bad_input(device: str) -> None:
+    c = _case(device, "float32", 1, 1, 4, 2, 8, 6, 12)
+    with pytest.raises(ValueError, match="multiple"):
+        gp.rope_cache_attention(c["q"][:, :, :3], c["k"], c["v"], c["cos"], c["sin"],
+                                gp.asarray(c["pos"], device=device), c["keys"], c["values"],
+                                gp.asarray(c["slots"], device=device),
+                                gp.asarray(np.array([0]), device=device),
+                                gp.asarray(np.array([1]), device=device))  # fmt: skip
+    with pytest.raises(ValueError, match="window"):
+        _attend(c, np.array([0]), window=-1)

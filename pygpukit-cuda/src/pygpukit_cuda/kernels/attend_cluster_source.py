@@ -31,6 +31,7 @@ import functools
 from pygpukit.core import dtypes as dt
 
 from .ctypes_table import load_any
+from .decode_fused_source import _CONVERT
 from .decode_source import _HALVES, _fast_load
 from .preamble import PREAMBLE
 
@@ -73,12 +74,12 @@ __device__ __forceinline__ unsigned pgk_cluster_rank() {
 # @NAME@, @MAXD@, @CL@, @ROWS@, @TILE@, @LO@, @HI@, @T@ (storage dtype name), @OSIZE@
 _KERNEL = r"""
 extern "C" __global__ void __cluster_dims__(@CL@, 1, 1) __launch_bounds__(256, 1) @NAME@(
-    const char* __restrict__ q, const char* __restrict__ k, const char* __restrict__ v,
+    char* q, char* __restrict__ k, char* __restrict__ v,
     const char* __restrict__ starts, const char* __restrict__ ends, char* __restrict__ out,
     int cq, int cst, int cen, long long Hq, long long G, long long Sq, long long Hkv,
     long long L, long long D, long long Dv, long long qb, long long qh, long long qs,
     long long qd, long long kb, long long kh, long long ks, long long vb, long long vh,
-    long long vs, long long stb, long long enb, double scale_d, long long window) {
+    long long vs, long long stb, long long enb, double scale_d, long long window@FUSE_PARAMS@) {
   constexpr int MAXD = @MAXD@, RMAX = @ROWS@, TK = @TILE@, CL = @CL@;
   constexpr int SP = TK + 8;   // score row stride: the 4 lanes of a key write 4 banks apart
   constexpr int U = MAXD / 32;  // 16-byte pieces of a key row per thread (4 threads a key)
@@ -124,10 +125,14 @@ extern "C" __global__ void __cluster_dims__(@CL@, 1, 1) __launch_bounds__(256, 1
   fetch(my_lo);  // in flight while the query rows are staged
 
   const float scale = (float)scale_d;
+#if @FUSE@
+@PROLOGUE@
+#else
   for (int e = tid; e < R * Di; e += 256) {
     const int r = e / Di, d = e % Di, g = r / (int)Sq, i = r % (int)Sq;
     qsh[r][d] = pgk_fast(q + b * qb + (hk * G + g) * qh + i * qs + d * qd, cq) * scale;
   }
+#endif
 
   // warp w owns query rows w and w + 8: their softmax state lives in its registers
   float m_row[2] = {NEG_INF, NEG_INF}, l_row[2] = {0.f, 0.f}, alpha[2] = {1.f, 1.f};
@@ -141,6 +146,19 @@ extern "C" __global__ void __cluster_dims__(@CL@, 1, 1) __launch_bounds__(256, 1
   for (long long t0 = my_lo; t0 < my_hi; t0 += TK) {
     const int tn = (int)(my_hi - t0 < TK ? my_hi - t0 : TK);
     __syncthreads();  // the query rows are staged; the last tile's scores and values are used
+#if @FUSE@
+    {  // the new tokens' keys and values come from shared memory, not the cache being written
+      const long long jn = t0 + kk - slot0;
+      if (jn >= 0 && jn < Sq && t0 + kk < my_hi) {
+        #pragma unroll
+        for (int i = 0; i < U; ++i) {
+          const int u = part + 4 * i;
+          if (u * 8 < Di) kr[i] = *(const uint4*)&knew[jn][u * 8];
+          if (u * 8 < Dvi) vr[i] = *(const uint4*)&vnew[jn][u * 8];
+        }
+      }
+    }
+#endif
     #pragma unroll
     for (int i = 0; i < U; ++i) *(uint4*)&vsh[kk][(part + 4 * i) * 8] = vr[i];
     float dot[RMAX];
@@ -251,6 +269,18 @@ extern "C" __global__ void __cluster_dims__(@CL@, 1, 1) __launch_bounds__(256, 1
     }
   }
   pgk_cluster_sync();
+#if @FUSE@
+  if (rank == 0) {  // every block has read q and the new keys: rotate them in place now
+    for (int e = tid; e < R * Di; e += 256) {
+      const int r = e / Di, d = e % Di, g = r / (int)Sq, i = r % (int)Sq;
+      *(unsigned short*)(q + b * qb + (hk * G + g) * qh + i * qs + d * qd) = qrot[r][d];
+    }
+    for (int e = tid; e < (int)Sq * Di; e += 256) {
+      const int i = e / Di, d = e % Di;
+      *(unsigned short*)(knp + b * nkb + i * nks + hk * nkh + d * nkd) = knew[i][d];
+    }
+  }
+#endif
   // block `rank` merges output elements [rank * share, (rank + 1) * share) of the R x Dv rows
   const int total = R * Dvi, share = (total + CL - 1) / CL;
   const unsigned am = pgk_smem_addr(msh), al = pgk_smem_addr(lsh), aa = pgk_smem_addr(ash);
@@ -284,6 +314,74 @@ extern "C" __global__ void __cluster_dims__(@CL@, 1, 1) __launch_bounds__(256, 1
 """
 
 
+#: new tokens per row the fused variant takes (its shared rows for the new keys and values)
+NEW_TOKENS = 4
+
+_FUSE_PARAMS = """, char* knp, const char* vnp, const char* cs, const char* sn,
+    const char* pos, const char* slots, long long P, long long nkb, long long nks,
+    long long nkh, long long nkd, long long nvb, long long nvs, long long nvh, long long nvd,
+    long long cr, long long cc, long long sr, long long sc, long long pb, long long ps,
+    long long slb, int ccode, int scode, int pcode, int slcode"""
+
+# the fused variant's start: q and the new keys rotated (rounded as stored, as the separate
+# RoPE kernel stores them), q staged, the new keys and values kept in shared memory for the
+# tiles that hold their slots, and block 0 writing them into the caches (other blocks may
+# read those slots meanwhile; they use the shared copies instead)
+_PROLOGUE = r"""
+  __shared__ __align__(16) unsigned short qrot[RMAX][MAXD];
+  __shared__ __align__(16) unsigned short knew[@SNEW@][MAXD], vnew[@SNEW@][MAXD];
+  const long long slot0 = pgk_load_i64(slots + b * slb, slcode);
+  const int half = Di / 2;
+  for (int e = tid; e < R * half; e += 256) {
+    const int r = e / half, d = e % half, g = r / (int)Sq, i = r % (int)Sq;
+    const char* p1 = q + b * qb + (hk * G + g) * qh + i * qs + d * qd;
+    float x1 = pgk_ld_@T@(p1), x2 = pgk_ld_@T@(p1 + half * qd);
+    const long long p = pgk_load_i64(pos + b * pb + i * ps, pcode);
+    if (p >= 0 && p < P) {  // a bad position leaves the pair as it was (rope_at's rule)
+      const float c = pgk_fast(cs + p * cr + d * cc, ccode);
+      const float sv = pgk_fast(sn + p * sr + d * sc, scode);
+      const float y1 = x1 * c - x2 * sv, y2 = x2 * c + x1 * sv;
+      x1 = @S2F@(@F2S@(y1));
+      x2 = @S2F@(@F2S@(y2));
+    }
+    qrot[r][d] = @F2S@(x1);
+    qrot[r][d + half] = @F2S@(x2);
+    qsh[r][d] = x1 * scale;
+    qsh[r][d + half] = x2 * scale;
+  }
+  for (int e = tid; e < (int)Sq * half; e += 256) {
+    const int i = e / half, d = e % half;
+    const char* p1 = knp + b * nkb + i * nks + hk * nkh + d * nkd;
+    float x1 = pgk_ld_@T@(p1), x2 = pgk_ld_@T@(p1 + half * nkd);
+    const long long p = pgk_load_i64(pos + b * pb + i * ps, pcode);
+    if (p >= 0 && p < P) {
+      const float c = pgk_fast(cs + p * cr + d * cc, ccode);
+      const float sv = pgk_fast(sn + p * sr + d * sc, scode);
+      const float y1 = x1 * c - x2 * sv, y2 = x2 * c + x1 * sv;
+      x1 = @S2F@(@F2S@(y1));
+      x2 = @S2F@(@F2S@(y2));
+    }
+    const unsigned short h1 = @F2S@(x1), h2 = @F2S@(x2);
+    knew[i][d] = h1;
+    knew[i][d + half] = h2;
+    const long long t = slot0 + i;
+    if (rank == 0 && t >= 0 && t < L) {
+      char* dst = k + b * kb + hk * kh + t * ks + d * 2;
+      *(unsigned short*)dst = h1;
+      *(unsigned short*)(dst + half * 2) = h2;
+    }
+  }
+  for (int e = tid; e < (int)Sq * Dvi; e += 256) {
+    const int i = e / Dvi, d = e % Dvi;
+    const unsigned short h =
+        *(const unsigned short*)(vnp + b * nvb + i * nvs + hk * nvh + d * nvd);
+    vnew[i][d] = h;
+    const long long t = slot0 + i;
+    if (rank == 0 && t >= 0 && t < L) *(unsigned short*)(v + b * vb + hk * vh + t * vs + d * 2) = h;
+  }
+"""
+
+
 def dim_bound(d: int, dv: int) -> int | None:
     """The compiled head-dim bound serving head_dim `d` and value dim `dv` (None: none)."""
     for bound in DIMS:
@@ -293,15 +391,18 @@ def dim_bound(d: int, dv: int) -> int | None:
 
 
 @functools.cache
-def attend_cluster_kernel(out: dt.DataType, maxd: int) -> tuple[str, str]:
+def attend_cluster_kernel(out: dt.DataType, maxd: int, fused: bool = False) -> tuple[str, str]:
     """(name, source) of the cluster attention for a 16-bit cache of dtype `out`, head dims
-    up to `maxd`."""
+    up to `maxd`; `fused`: with RoPE and the cache write of the new tokens first."""
     lo, hi, extra = _HALVES[out.name]
-    name = f"pgk_sdpa_cluster_{out.name}_{maxd}"
-    body = _KERNEL
+    f2s, s2f = _CONVERT[out.name]
+    name = f"pgk_sdpa_cluster_{'rope_' if fused else ''}{out.name}_{maxd}"
+    body = _KERNEL.replace("@PROLOGUE@", _PROLOGUE if fused else "")
+    body = body.replace("@FUSE_PARAMS@", _FUSE_PARAMS if fused else "")
     for key, value in (("NAME", name), ("MAXD", maxd), ("CL", CLUSTER), ("ROWS", ROWS),
                        ("TILE", TILE), ("LO", lo), ("HI", hi), ("T", out.name),
-                       ("OSIZE", out.itemsize)):  # fmt: skip
+                       ("OSIZE", out.itemsize), ("FUSE", int(fused)), ("SNEW", NEW_TOKENS),
+                       ("F2S", f2s), ("S2F", s2f)):  # fmt: skip
         body = body.replace(f"@{key}@", str(value))
     head = PREAMBLE + load_any(dt.float32) + _fast_load(dt.float32, out) + extra
     return name, head + _HELPERS + body
@@ -309,4 +410,9 @@ def attend_cluster_kernel(out: dt.DataType, maxd: int) -> tuple[str, str]:
 
 def all_sources() -> list[tuple[str, str]]:
     """Every instance (the compile test builds each for sm_90)."""
-    return [attend_cluster_kernel(d, m) for d in (dt.float16, dt.bfloat16) for m in DIMS]
+    return [
+        attend_cluster_kernel(d, m, f)
+        for d in (dt.float16, dt.bfloat16)
+        for m in DIMS
+        for f in (False, True)
+    ]

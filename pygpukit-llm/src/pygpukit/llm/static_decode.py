@@ -230,14 +230,16 @@ class StaticDecoder:
             fused = self.fused[i] if self.fused is not None else None
             q, k, v = self._project(block, h, fused)
             keys, values = cache.keys[i], cache.values[i]
-            if self.cos is not None and self.sin is not None:  # RoPE and cache write: one pass
-                gp.rope_kv_cache_write(q, k, v, self.cos, self.sin, self.positions, keys,
-                                       values, self.slots)  # fmt: skip
+            if self.cos is not None and self.sin is not None:
+                # RoPE, the cache write and the attention: one launch on sm_90 GPUs
+                attn = gp.rope_cache_attention(q, k, v, self.cos, self.sin, self.positions,
+                                               keys, values, self.slots, self.starts,
+                                               self.ends, window=self.window)  # fmt: skip
             else:
                 gp.kv_cache_write_pair(keys, values, k.transpose(0, 2, 1, 3),
                                        v.transpose(0, 2, 1, 3), self.slots)  # fmt: skip
-            attn = gp.sdpa_causal_cache(q.transpose(0, 2, 1, 3), keys, values, self.starts,
-                                        self.ends, window=self.window)  # fmt: skip
+                attn = gp.sdpa_causal_cache(q.transpose(0, 2, 1, 3), keys, values,
+                                            self.starts, self.ends, window=self.window)  # fmt: skip
             merged = attn.transpose(0, 2, 1, 3).reshape((batch, -1))
             x, h = _residual(x, self._linear(block.attn.o, merged), norms[2 * i + 1])
             if fused is not None and fused.experts_down is not None:
