@@ -89,6 +89,28 @@ ctx.launch = plain
 assert [n for n, *_ in attention(1, 32, 4, 1, 512, 64)][0] == "pgk_sdpa_cache_bfloat16"
 attend_cluster._refused.clear()
 
+# the fused op: one cluster launch whose extra arguments follow the attention's
+qkv = gp.zeros((1, 1, 40, 64), dtype="bfloat16", device="cuda:0")
+cache = [gp.zeros((1, 4, 512, 64), dtype="bfloat16", device="cuda:0") for _ in range(2)]
+table = gp.zeros((512, 32), dtype="bfloat16", device="cuda:0")
+pos = gp.zeros((1, 1), dtype=gp.int64, device="cuda:0")
+one = gp.zeros((1,), dtype=gp.int32, device="cuda:0")
+def fused(qkv=qkv):
+    return gp.rope_cache_attention(qkv[:, :, :32], qkv[:, :, 32:36], qkv[:, :, 36:], table,
+                                   table.copy(), pos, cache[0], cache[1], one, one, one)
+got = launches(fused)
+assert [(n, g) for n, g, _, _ in got] == [("pgk_sdpa_cluster_rope_bfloat16_64", (8, 4, 1))], got
+fields = struct.Struct(attend_cluster._FUSED_ARGS).unpack(got[0][3])
+assert fields[9:16] == (32, 8, 1, 4, 512, 64, 64) and fields[36] == 512, fields
+# q strides as the (B, Hq, S, D) view of the projection: head 128 bytes, token 5120
+assert fields[16:20] == (5120, 128, 5120, 2), fields[16:20]
+# float32 tables: the fused kernel still (float math); float64 tables: the two passes
+wide, wide_sin = table.astype("float64"), table.astype("float64")
+got = [n for n, *_ in launches(lambda: gp.rope_cache_attention(
+    qkv[:, :, :32], qkv[:, :, 32:36], qkv[:, :, 36:], wide, wide_sin, pos, cache[0],
+    cache[1], one, one, one))]
+assert got == ["pgk_rope_kv_bfloat16_float64", "pgk_sdpa_cluster_bfloat16_64"], got
+
 x = gp.zeros((1, 2048), dtype="bfloat16", device="cuda:0")
 got = launches(lambda: gp.add_rmsnorm(x, x.copy(), x[0].copy()))
 assert [(n, g, b) for n, g, b, _ in got] == [("pgk_add_rmsnorm_vec_bfloat16", (1,), (256,))]
@@ -109,12 +131,11 @@ def test_tinyllama_step_launches_the_fused_kernels_on_the_stub_gpu() -> None:
                           capture_output=True, text=True, timeout=600)  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     rows = {line.split()[0]: line.split() for line in done.stdout.splitlines()[3:] if line}
-    # 2 layers: one fused RoPE + cache write and one cluster attention each, 4 norms, one
-    # counter advance; none of the kernels they replace
-    assert rows["pgk_rope_kv_bfloat16_float32"][-1] == "2"
-    assert rows["pgk_sdpa_cluster_bfloat16_64"][1:3] == ["8x4x1", "256"]
+    # 2 layers: one cluster launch each for RoPE, the cache write and the attention, 4 norms,
+    # one counter advance; none of the kernels they replace
+    assert rows["pgk_sdpa_cluster_rope_bfloat16_64"][1:] == ["8x4x1", "256", "32", "2"]
     assert rows["pgk_add_rmsnorm_vec_bfloat16"][-1] == "4"
     assert rows["pgk_decode_advance"][-1] == "1"
     for old in ("pgk_rope_at_bfloat16_float32", "pgk_kv_write_bfloat16", "pgk_add_int32_int32",
-                "pgk_sdpa_cache_bfloat16_merge"):  # fmt: skip
+                "pgk_sdpa_cache_bfloat16_merge", "pgk_rope_kv_bfloat16_float32"):  # fmt: skip
         assert old not in rows

@@ -172,3 +172,39 @@ def test_rope_kv_cache_write_replays_in_a_graph() -> None:
         want = [a.to_numpy().view(np.uint16) for a in (q, k, keys, values)]
         for a, b in zip(got, want, strict=True):
             np.testing.assert_array_equal(a, b)
+
+
+def test_rope_cache_attention_replays_in_a_graph_with_new_slots() -> None:
+    # the fused cluster kernel (sm_90) or the two passes: replays equal eager calls on the
+    # same inputs, as positions, slots and ends move on
+    rng = np.random.default_rng(9)
+    fused = _put(rng.standard_normal((1, 1, 40 * 64)), "bfloat16")
+    heads = fused.reshape((1, 1, 40, 64))
+    q, k, v = heads[:, :, :32], heads[:, :, 32:36], heads[:, :, 36:]
+    angles = rng.uniform(-3, 3, (512, 32))
+    cos, sin = _put(np.cos(angles), "bfloat16"), _put(np.sin(angles), "bfloat16")
+    keys = _put(rng.standard_normal((1, 4, 512, 64)), "bfloat16")
+    values = _put(rng.standard_normal((1, 4, 512, 64)), "bfloat16")
+    pos = gp.asarray(np.array([[9]]), device=DEV)
+    slots = gp.asarray(np.array([9], np.int32), device=DEV)
+    starts = gp.zeros((1,), dtype=gp.int32, device=DEV)
+    ends = gp.asarray(np.array([10], np.int32), device=DEV)
+    args = (q, k, v, cos, sin, pos, keys, values, slots, starts, ends)
+    source, cache0 = fused.copy(), (keys.copy(), values.copy())
+    gp.rope_cache_attention(*args)  # compiled and loaded before the capture
+    g = gp.cuda.Graph()
+    with gp.cuda.graph(g):
+        out = gp.rope_cache_attention(*args)
+    for p in (9, 10, 300, 511):
+        for target, value in ((pos, [[p]]), (slots, [p]), (ends, [p + 1])):
+            target[...] = gp.asarray(np.array(value, target.dtype.to_numpy_dtype()), device=DEV)
+        fused[...] = source
+        keys[...], values[...] = cache0
+        g.replay()
+        got = [a.to_numpy().view(np.uint16).copy() for a in (out, fused, keys, values)]
+        fused[...] = source
+        keys[...], values[...] = cache0
+        eager = gp.rope_cache_attention(*args)
+        want = [a.to_numpy().view(np.uint16) for a in (eager, fused, keys, values)]
+        for a, b in zip(got, want, strict=True):
+            np.testing.assert_array_equal(a, b)
