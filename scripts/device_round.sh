@@ -126,7 +126,7 @@ if [ "$install_ok" = 1 ]; then
     eval "bench_extra=(${BENCH_ARGS:-})"
     # The core's conformance catalog against the cuda provider (ops it has no kernel for
     # are skipped). ROUND_PARALLEL=1 runs it beside the GPU pytest (16 cores, one GPU) and
-    # keeps the test that fills the whole GPU for afterwards, alone.
+    # keeps the tests marked `alone` (timing, the whole device memory) for afterwards.
     conformance() {
         step conformance "$OUT/conformance.log" "$PY" -m pytest -p no:cacheprovider -q -rfE \
             --junitxml="$OUT/junit-conformance.xml" \
@@ -137,15 +137,14 @@ if [ "$install_ok" = 1 ]; then
     if wanted conformance && [ "$parallel" = 1 ]; then
         conformance &
         conf_pid=$!
-        pytest_extra+=(--deselect tests/cuda/gpu/test_cuda_errors.py::test_out_of_memory_names_sizes_and_the_pool_recovers)
+        pytest_extra+=(-m "not alone")
     fi
     wanted pytest && step pytest "$OUT/pytest.log" "$PY" -m pytest tests/cuda tests/benchmark -p no:cacheprovider \
         -q -rfEs --durations=8 --junitxml="$OUT/junit.xml" "${pytest_extra[@]}"
     if [ -n "$conf_pid" ]; then
         wait "$conf_pid"
         wanted pytest && step pytest-alone "$OUT/pytest-alone.log" "$PY" -m pytest -p no:cacheprovider -q -rfE \
-            --junitxml="$OUT/junit-alone.xml" \
-            tests/cuda/gpu/test_cuda_errors.py::test_out_of_memory_names_sizes_and_the_pool_recovers
+            --junitxml="$OUT/junit-alone.xml" -m alone tests/cuda
     elif wanted conformance; then
         conformance
     fi

@@ -1,6 +1,9 @@
 // Filling the allocator table: each entry makes the context current and calls the driver.
 #include "allocator_table.hpp"
 
+#include <mutex>
+#include <unordered_set>
+
 #include "driver_api.hpp"
 
 namespace pgk {
@@ -9,6 +12,11 @@ namespace {
 struct TableCtx {
     std::shared_ptr<Context> context;
 };
+
+// The TableCtx handles this extension made and the pool has not released: the launch
+// gate is handed such a handle by the runtime's copier and must not trust any other.
+std::mutex g_tables_lock;
+std::unordered_set<const void*> g_tables;
 
 // Make the table's context current; the CUresult (0 on success), never an exception,
 // since these functions are called from Rust.
@@ -119,9 +127,25 @@ int t_event_synchronize(void* c, void* e) {
     return rc != CUDA_SUCCESS ? rc : driver().cuEventSynchronize(static_cast<CUevent>(e));
 }
 
-void t_release(void* c) { delete static_cast<TableCtx*>(c); }
+void t_release(void* c) {
+    {
+        std::lock_guard<std::mutex> hold(g_tables_lock);
+        g_tables.erase(c);
+    }
+    delete static_cast<TableCtx*>(c);
+}
 
 }  // namespace
+
+bool make_table_context_current(const void* table_ctx) {
+    std::lock_guard<std::mutex> hold(g_tables_lock);  // held: the table cannot go meanwhile
+    if (g_tables.count(table_ctx) == 0) return false;
+    try {
+        return current(const_cast<void*>(table_ctx)) == CUDA_SUCCESS;
+    } catch (...) {  // called from Rust: nothing may escape
+        return false;
+    }
+}
 
 DeviceAllocatorV1* make_allocator_table(std::shared_ptr<Context> context) {
     auto* t = new DeviceAllocatorV1{};
@@ -129,6 +153,10 @@ DeviceAllocatorV1* make_allocator_table(std::shared_ptr<Context> context) {
     t->struct_size = sizeof(DeviceAllocatorV1);
     t->flags = 0;
     t->ctx = new TableCtx{std::move(context)};
+    {
+        std::lock_guard<std::mutex> hold(g_tables_lock);
+        g_tables.insert(t->ctx);
+    }
     t->alloc = t_alloc;
     t->free = t_free;
     t->copy_h2d = t_h2d;

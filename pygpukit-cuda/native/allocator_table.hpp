@@ -41,5 +41,8 @@ struct DeviceAllocatorV1 {
 DeviceAllocatorV1* make_allocator_table(std::shared_ptr<Context> context);
 // Free a table and its context reference (for a table the pool never took).
 void destroy_allocator_table(DeviceAllocatorV1* table);
+// Make current the context of `table_ctx`, the `ctx` of a table made here and not yet
+// released; false for any other handle (a foreign table's) or when it cannot be made current.
+bool make_table_context_current(const void* table_ctx);
 
 }  // namespace pgk

@@ -249,6 +249,8 @@ PYBIND11_MODULE(_native, m) {
         .def(
             "upload",
             [](const Context& c, CUdeviceptr dst, uintptr_t host, size_t n) {
+                c.make_current();
+                pgk::LaunchGuard gate(nullptr);  // a task's copy is charged device time
                 py::gil_scoped_release release;
                 c.upload(dst, reinterpret_cast<const void*>(host), n);
             },
@@ -256,15 +258,27 @@ PYBIND11_MODULE(_native, m) {
         .def(
             "download",
             [](const Context& c, uintptr_t host, CUdeviceptr src, size_t n) {
+                c.make_current();
+                pgk::LaunchGuard gate(nullptr);
                 py::gil_scoped_release release;
                 c.download(reinterpret_cast<void*>(host), src, n);
             },
             py::arg("host_ptr"), py::arg("src"), py::arg("nbytes"))
-        .def("copy", &Context::copy, py::arg("dst"), py::arg("src"), py::arg("nbytes"))
+        .def(
+            "copy",
+            [](const Context& c, CUdeviceptr dst, CUdeviceptr src, size_t n) {
+                c.make_current();
+                pgk::LaunchGuard gate(nullptr);
+                c.copy(dst, src, n);
+            },
+            py::arg("dst"), py::arg("src"), py::arg("nbytes"))
         .def(
             "copy_async",
             [](const Context& c, CUdeviceptr dst, CUdeviceptr src, size_t n, uintptr_t stream) {
                 c.make_current();
+                // gated and timed like a kernel: inside a task the copy's device time is
+                // charged (events around it), not the host's enqueue time
+                pgk::LaunchGuard gate(reinterpret_cast<CUstream>(stream));
                 pgk::check(pgk::driver().cuMemcpyDtoDAsync(dst, src, n,
                                                            reinterpret_cast<CUstream>(stream)),
                            "cuMemcpyDtoDAsync");

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <vector>
 
+#include "allocator_table.hpp"
 #include "driver_api.hpp"
 
 namespace pgk {
@@ -23,6 +24,7 @@ LaunchGateTable g_gate{};
 bool g_installed = false;
 bool g_v2 = false;        // the table has the GPU-time functions (version 2)
 bool g_v3 = false;        // ... and the fast path that keeps the GIL (version 3)
+bool g_v4 = false;        // ... and measures the runtime's own copies (version 4)
 bool g_measured = false;  // ... and the runtime was handed the event functions
 PyObject* g_cancelled = nullptr;
 
@@ -80,12 +82,48 @@ void recycle_pair(uintptr_t start, uintptr_t /*end*/) {
     give_back(reinterpret_cast<TimedPair*>(start));
 }
 
+// The runtime's copier, around a task's copy on `stream` (see set_copy_events in gate.rs);
+// `table` is the copier's allocator-table context, made current here as the copier's own
+// calls make it on this thread: a pair with its start recorded, or 0 where the copy is not
+// measured (a table of another extension, a capture, an error).
+uintptr_t copy_start(uintptr_t table, uintptr_t stream_handle) {
+    const DriverApi& api = driver();
+    auto* stream = reinterpret_cast<CUstream>(stream_handle);
+    int capturing = 0;
+    CUcontext ctx = nullptr;
+    if (!make_table_context_current(reinterpret_cast<const void*>(table)) ||
+        api.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || ctx == nullptr ||
+        api.cuStreamIsCapturing(stream, &capturing) != CUDA_SUCCESS || capturing != 0) {
+        return 0;
+    }
+    TimedPair* pair = take_pair(ctx);
+    if (pair == nullptr) return 0;
+    if (api.cuEventRecord(pair->start, stream) != CUDA_SUCCESS) {
+        give_back(pair);
+        return 0;
+    }
+    return reinterpret_cast<uintptr_t>(pair);
+}
+
+// The copy is enqueued: 0 with the end recorded, else nonzero with the pair taken back.
+int copy_finish(uintptr_t pair_handle, uintptr_t stream_handle) {
+    auto* pair = reinterpret_cast<TimedPair*>(pair_handle);
+    const DriverApi& api = driver();
+    if (api.cuCtxSetCurrent(pair->ctx) == CUDA_SUCCESS &&
+        api.cuEventRecord(pair->end, reinterpret_cast<CUstream>(stream_handle)) == CUDA_SUCCESS) {
+        return 0;
+    }
+    give_back(pair);
+    return 1;
+}
+
 // Hands the runtime the event functions, once the driver is loaded and has
 // cuEventElapsedTime (the gate is installed at import, before the driver is opened).
 // Called with the GIL held, so two threads never race here.
 bool start_measuring() {
     if (!g_v2 || !driver_loaded() || driver().cuEventElapsedTime == nullptr) return false;
     g_gate.set_device_events(&poll_pair, &recycle_pair);
+    if (g_v4) g_gate.set_copy_events(&copy_start, &copy_finish);
     g_measured = true;
     return true;
 }
@@ -104,19 +142,23 @@ bool install_launch_gate(PyObject* capsule, PyObject* cancelled) {
     // version 1 (no GPU-time accounting) still gates; version 2 also measures
     constexpr size_t v1_size = offsetof(LaunchGateTable, set_device_events);
     constexpr size_t v2_size = offsetof(LaunchGateTable, try_begin);
+    constexpr size_t v3_size = offsetof(LaunchGateTable, set_copy_events);
     const bool v2 = table->abi_version >= 2 && table->struct_size >= v2_size;
-    const bool v3 = table->abi_version >= 3 && table->struct_size >= sizeof(LaunchGateTable);
+    const bool v3 = table->abi_version >= 3 && table->struct_size >= v3_size;
+    const bool v4 = table->abi_version >= 4 && table->struct_size >= sizeof(LaunchGateTable);
     if (table->abi_version < 1 || table->struct_size < v1_size) {
         PyErr_Format(PyExc_ValueError, "launch gate table version %u of %u bytes; this "
-                     "extension reads versions 1 to 3 (%zu to %zu bytes)",
+                     "extension reads versions 1 to 4 (%zu to %zu bytes)",
                      table->abi_version, table->struct_size, v1_size, sizeof(LaunchGateTable));
         return false;
     }
     g_gate = LaunchGateTable{};
     // plain function pointers into the runtime, which stays loaded
-    std::memcpy(&g_gate, table, v3 ? sizeof(LaunchGateTable) : v2 ? v2_size : v1_size);
+    std::memcpy(&g_gate, table,
+                v4 ? sizeof(LaunchGateTable) : v3 ? v3_size : v2 ? v2_size : v1_size);
     g_v2 = v2;
     g_v3 = v3;
+    g_v4 = v4;
     g_measured = false;  // decided at the first measured launch: the driver loads later
     Py_XINCREF(cancelled);
     Py_XSETREF(g_cancelled, cancelled);

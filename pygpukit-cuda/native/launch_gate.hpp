@@ -31,6 +31,9 @@ struct LaunchGateTable {
     void (*end_measured)(const void*, uintptr_t, uintptr_t);
     // version 3: with the GIL held, 0 granted at once, 1 cancelled, 2 would wait
     int (*try_begin)(const void*);
+    // version 4: the events around the runtime's own copies (its stream copier)
+    void (*set_copy_events)(uintptr_t (*start)(uintptr_t, uintptr_t),
+                            int (*finish)(uintptr_t, uintptr_t));
 };
 
 // A launch refused because its task was cancelled (raised as the runtime's TaskCancelled).
@@ -47,7 +50,8 @@ PyObject* cancelled_error_type();
 
 struct TimedPair;  // the events around one measured launch (launch_gate.cpp)
 
-// Scope of one launch on `stream`: the constructor waits for the grant (throws
+// Scope of one launch on `stream` (a kernel, a library call, a graph, or a copy or memset:
+// copies are charged device time too): the constructor waits for the grant (throws
 // LaunchCancelled), the destructor ends the launch. Inside a scheduler task, a pair of
 // events brackets the launch so the runtime charges the task its device time; outside a
 // task neither happens. Construct with the GIL held and the launch's context current.

@@ -41,9 +41,6 @@ class Explanation:
     dtypes: tuple[str, ...]
     chosen: str | None
     candidates: list[Candidate] = field(default_factory=list)
-    #: the chosen kernel's own word on these operands (which of its paths runs and why),
-    #: from an ``explain_call(*args, **kwargs)`` attribute of the kernel function, if any
-    detail: str | None = None
 
     def __str__(self) -> str:
         head = f"{self.op}({', '.join(self.dtypes)}) on {self.device}: "
@@ -51,8 +48,6 @@ class Explanation:
         lines = [head]
         for c in self.candidates:
             lines.append(f"  {'*' if c.verdict == 'chosen' else '-'} {c.provider}: {c.reason}")
-        if self.detail:
-            lines.append(f"  kernel: {self.detail}")
         return "\n".join(lines)
 
 

@@ -96,14 +96,10 @@ def explain(op: str, /, *args: Any, backend: str | None = None, **kwargs: Any) -
         raise ValueError(f"unknown op {op!r}{hint}")
     device, dtypes = _key(args, kwargs)
     try:
-        found, expl = resolve(op, device, dtypes, backend)
+        _, expl = resolve(op, device, dtypes, backend)
     except DispatchError as exc:  # an explicit backend= that cannot serve: say so, don't raise
-        found = None
         expl = Explanation(op, str(device), tuple(d.name for d in dtypes), None)
         expl.candidates.append(Candidate(str(backend), "passed over", str(exc)))
-    hook = getattr(found.fn, "explain_call", None) if expl.chosen and found else None
-    if callable(hook):  # the kernel says which of its own paths these operands take
-        expl.detail = hook(*args, **kwargs)
     if device.type not in registry().devices:
         expl.candidates.append(
             Candidate("-", "passed over", f"no plugin provides device type {device.type!r}")

@@ -9,7 +9,7 @@ from typing import Any
 
 from pygpukit import GPUArray
 
-from . import launch_plan, launcher, plans, streams
+from . import launch_plan, launcher, plans, slicing, streams
 from .device_facts import BLOCK
 from .kernels import source
 
@@ -51,8 +51,42 @@ def cast_contiguous(src: GPUArray, out: GPUArray) -> bool:
     if (p | q) % 16:
         return False  # unaligned views: the generic copy kernel
     if plan is not _NOTHING:
-        plan(streams.current_handle(out._device.index), p, q)
+        launch, nbytes = plan
+        if nbytes > slicing.SLICE_BYTES and _sliced(src, out, nbytes):
+            return True
+        launch(streams.current_handle(out._device.index), p, q)
     return True
+
+
+def _sliced(src: GPUArray, out: GPUArray, nbytes: int) -> bool:
+    """A large cast of a best-effort task as runs of whole 256-element steps (each run's
+    pointers keep the 16-byte alignment), each its own gated launch, yielding between them;
+    False when it runs whole. Each element converts alone: the results are identical."""
+    pieces = slicing.pieces_for_bytes(nbytes)
+    n = out.size
+    if pieces <= 1:
+        return False
+    parts = slicing.blocks((n,), pieces)
+    for i, (run,) in enumerate(parts):
+        if i:
+            slicing.between_slices()
+        start, stop = run.start, run.stop  # type: ignore[union-attr]
+        piece = (stop - start,)
+        a = GPUArray(src._buffer, piece, src._dtype, src._device, None,
+                     src._offset + start * src._dtype.itemsize, True)  # fmt: skip
+        b = GPUArray(out._buffer, piece, out._dtype, out._device, None,
+                     out._offset + start * out._dtype.itemsize)  # fmt: skip
+        key = (a._dtype.name, b._dtype.name, b._device.index, a._shape, a._strides,
+               b._shape, b._strides)  # fmt: skip
+        plan = _plans.get(key, _UNPLANNED)
+        if plan is _UNPLANNED:
+            plan = _plans.put(key, _new_plan(a, b))
+        plan[0](streams.current_handle(out._device.index), _ptr(b), _ptr(a))
+    return True
+
+
+def _ptr(x: GPUArray) -> int:
+    return int(x._buffer.ptr + x._offset)
 
 
 _UNPLANNED: Any = object()
@@ -61,8 +95,8 @@ _plans = plans.CAST
 
 
 def _new_plan(src: GPUArray, out: GPUArray) -> object:
-    """The cast's LaunchPlan, _NOTHING for an empty array, None when the cast kernel does
-    not apply to these dtypes and layouts (alignment is checked per call)."""
+    """(the cast's LaunchPlan, bytes it moves), _NOTHING for an empty array, None when the
+    cast kernel does not apply to these dtypes and layouts (alignment is checked per call)."""
     if not _layouts_fit(src, out):
         return None
     n = out.size
@@ -73,4 +107,5 @@ def _new_plan(src: GPUArray, out: GPUArray) -> object:
     grid = max(1, -(-n // per_block))
     fn = launcher.function(out.device.index, spec.name, spec.source, spec.arg_format)
     params = struct.pack(spec.arg_format, 0, 0, n)
-    return launch_plan.make(fn.context, fn.handle, grid, BLOCK, 0, params, [(0, "P"), (8, "P")])
+    launch = launch_plan.make(fn.context, fn.handle, grid, BLOCK, 0, params, [(0, "P"), (8, "P")])
+    return launch, n * (src.dtype.itemsize + out.dtype.itemsize)

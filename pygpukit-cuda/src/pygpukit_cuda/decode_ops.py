@@ -12,7 +12,7 @@ from pygpukit import GPUArray, KernelProvider
 from pygpukit.backend import astype
 from pygpukit.core import dtypes as dt
 
-from . import attend_cluster, decode_fused_ops, launcher, skinny
+from . import attend_cluster, decode_fused_ops, launcher
 from . import provider as _provider
 from .device_facts import BLOCK, sm_count
 from .device_facts import data_ptr as _ptr
@@ -205,10 +205,6 @@ def _vector_rows(x: GPUArray, weight: GPUArray) -> bool:
 
 
 def linear_rows(x: GPUArray, weight: GPUArray, out: GPUArray) -> None:
-    # 16-bit weights that allow 16-byte loads: the split-K weight-streaming kernel that
-    # gp.matmul uses for a few rows (the weight's (in, out) view is its "nk" layout)
-    if out.dtype in skinny.ks.DTYPES and skinny.matmul(x, weight.mT, out):
-        return
     m, k = x.shape
     n = weight.shape[0]
     vector = _vector_rows(x, weight)

@@ -1,6 +1,5 @@
 """The `cuda` provider's matmul kernel: cuBLASLt for the float dtypes, NVRTC kernels for
-the integers and wherever cuBLASLt is absent or has no algorithm; products of 1..8 rows of
-float16/bfloat16 through the weight-streaming kernel of ``skinny.py`` where its rule allows.
+the integers and wherever cuBLASLt is absent or has no algorithm.
 
 Follows ``pygpukit._ops.linalg``'s convention ``kernel(x1, x2, out, allow_tf32)``: x1
 (..., M, K) and x2 (..., K, N) are views broadcast to out's batch shape and of out's dtype;
@@ -18,7 +17,7 @@ from typing import Any
 from pygpukit import GPUArray, KernelProvider
 from pygpukit.core import dtypes as dt
 
-from . import cublaslt, launcher, plans, provider, skinny, slicing
+from . import cublaslt, launcher, plans, provider, slicing
 from .device_facts import compute_capability as _cc
 from .device_facts import data_ptr as _ptr
 from .dims import merge_dims
@@ -71,13 +70,16 @@ def matmul(x1: GPUArray, x2: GPUArray, out: GPUArray, allow_tf32: bool) -> None:
     if len(x1._shape) == 2 and len(x2._shape) == 2:
         m, k = x1._shape
         n = x2._shape[1]
-        # a few rows of 16-bit floats: one weight-streaming launch (rule in skinny.py)
-        if m <= 8 and dtype in skinny.ks.DTYPES and skinny.matmul(x1, x2, out):
-            return
         if m * n * k > slicing.SLICE_FLOPS // 2:  # cheap test first: most products are small
             rows = slicing.rows_per_slice(m, n, k)
             if rows is not None and _sliced(x1, x2, out, allow_tf32, rows):
                 return
+    elif (
+        len(out._shape) >= 3
+        and out.size * x1._shape[-1] > slicing.SLICE_FLOPS // 2
+        and _batch_sliced(x1, x2, out, allow_tf32)
+    ):
+        return
     if x1._dtype is dtype and x2._dtype is dtype:
         a_ptr = x1._buffer.ptr + x1._offset
         b_ptr = x2._buffer.ptr + x2._offset
@@ -110,13 +112,15 @@ def matmul(x1: GPUArray, x2: GPUArray, out: GPUArray, allow_tf32: bool) -> None:
 
 
 def _sliced(x1: GPUArray, x2: GPUArray, out: GPUArray, allow_tf32: bool, rows: int) -> bool:
-    """out = x1 @ x2 as cuBLASLt products of `rows` rows of x1 and out each (see slicing.py);
-    False, before any work, when cuBLASLt cannot take the operands."""
+    """out = x1 @ x2 as products of `rows` rows of x1 and out each (see slicing.py), by
+    cuBLASLt where it takes the operands, else by our NVRTC kernel (whose 64-row tiles the
+    256-row slices keep whole, so each output element is computed as in the whole launch);
+    False, before any work, when neither serves the dtype."""
     dtype = out.dtype
-    if x1.dtype is not dtype or x2.dtype is not dtype or dtype not in cublaslt.DTYPES:
+    if x1.dtype is not dtype or x2.dtype is not dtype:
         return False
-    lt = cublaslt.library()
-    if lt is None:
+    lt = cublaslt.library() if dtype in cublaslt.DTYPES else None
+    if lt is None and dtype not in MATMUL_DTYPES:
         return False
     m = x1.shape[0]
     for start in range(0, m, rows):
@@ -124,11 +128,34 @@ def _sliced(x1: GPUArray, x2: GPUArray, out: GPUArray, allow_tf32: bool, rows: i
         if start:
             slicing.between_slices()
         # row blocks of x1 and of the contiguous out are views: no copies
-        if not _lt_matmul(lt, x1[start:stop], x2, out[start:stop], allow_tf32):
+        if lt is None:
+            _nvrtc_matmul(x1[start:stop], x2, out[start:stop], allow_tf32)
+        elif not _lt_matmul(lt, x1[start:stop], x2, out[start:stop], allow_tf32):
             if start == 0:
                 return False
             _nvrtc_matmul(x1[start:], x2, out[start:], allow_tf32)
             break
+    return True
+
+
+def _batch_sliced(x1: GPUArray, x2: GPUArray, out: GPUArray, allow_tf32: bool) -> bool:
+    """A batched product of a best-effort task as runs of its leading batch dimension, each
+    run a product of its own (a single batch too large for a slice is then sliced by rows);
+    False when it runs whole."""
+    if out.size == 0:
+        return False
+    per_batch = 2 * (out.size // out.shape[0]) * x1.shape[-1]
+    step = slicing.batches_per_slice(out.shape[0], per_batch)
+    if step is None:
+        return False
+    for start in range(0, out.shape[0], step):
+        if start:
+            slicing.between_slices()
+        if step == 1:  # one batch: its product may be sliced by rows in turn
+            matmul(x1[start], x2[start], out[start], allow_tf32)
+        else:
+            stop = start + step
+            matmul(x1[start:stop], x2[start:stop], out[start:stop], allow_tf32)
     return True
 
 
@@ -244,19 +271,6 @@ def _nvrtc_matmul(x1: GPUArray, x2: GPUArray, out: GPUArray, allow_tf32: bool) -
                                s2[1], count, len(dims), *shape, *sa, *sb))  # fmt: skip
 
 
-def _explain_call(x1: Any, x2: Any, *args: Any, **kwargs: Any) -> str | None:
-    """gp.explain's kernel line: the skinny kernel or cuBLASLt, and why (2-D float16 and
-    bfloat16 products; None for the rest, where the provider line says it all)."""
-    if not (isinstance(x1, GPUArray) and isinstance(x2, GPUArray)):
-        return None
-    if x1.dtype not in skinny.ks.DTYPES or x1.ndim > 2 or x2.ndim > 2:
-        return None
-    return skinny.explain(x1, x2)
-
-
-matmul.explain_call = _explain_call  # type: ignore[attr-defined]
-
-
 def register(provider: KernelProvider) -> None:
     """Add matmul to the cuda provider."""
     provider.add("matmul", matmul, (*MATMUL_DTYPES, *dt.COMPLEX_DTYPES))
@@ -264,6 +278,4 @@ def register(provider: KernelProvider) -> None:
 
 def describe() -> dict[str, Any]:
     """What serves matmul here (for diagnostics and the benchmark)."""
-    return {"cublaslt": cublaslt.status(),
-            "skinny": "on (M <= 8, float16/bfloat16; see pygpukit_cuda.skinny)"
-            if skinny.ENABLED else "off (PYGPUKIT_SKINNY_MATMUL=0)"}  # fmt: skip
+    return {"cublaslt": cublaslt.status()}

@@ -56,11 +56,7 @@ FFT_LAYOUT = PlanCache("fft_layout", 1024)
 #: copied or not), or None where it takes the general path
 FFT_FAST = PlanCache("fft_fast", 1024)
 
-#: a skinny matmul's operand layouts -> its bound launch (kernel, plan, arguments), or None
-#: where the skinny kernel does not take them (skinny.py)
-SKINNY = PlanCache("skinny", 4096)
-
-ALL = (ELEMENTWISE, CAST, REDUCTION, CUBLASLT, MATMUL, CUFFT, FFT_LAYOUT, FFT_FAST, SKINNY)
+ALL = (ELEMENTWISE, CAST, REDUCTION, CUBLASLT, MATMUL, CUFFT, FFT_LAYOUT, FFT_FAST)
 
 
 def forget() -> None:

@@ -19,7 +19,7 @@ from pygpukit import GPUArray, KernelProvider
 from pygpukit.backend import BINARY, UNARY
 from pygpukit.core import dtypes as dt
 
-from . import cast, launch_plan, launcher, movement, plans, streams
+from . import cast, launch_plan, launcher, movement, plans, slicing, streams
 from . import fresh as fresh_api
 from .device import context
 from .device_facts import BLOCK, sm_count
@@ -66,8 +66,10 @@ def _grid(device_index: int, n: int) -> int:
     return max(1, min(-(-n // BLOCK), sm_count(device_index) * 32))
 
 
-def run(spec: source.KernelSpec, out: GPUArray, inputs: list[Any]) -> None:
-    """Launch `spec` writing `out`, each input a GPUArray (broadcast to out) or a scalar.
+def run(spec: source.KernelSpec, out: GPUArray, inputs: list[Any], whole: bool = False) -> None:
+    """Launch `spec` writing `out`, each input a GPUArray (broadcast to out) or a scalar;
+    in slices when the op is large and runs in a best-effort task (see slicing.py), unless
+    `whole`.
 
     The hot path of every elementwise op: everything but the pointers and scalar values is
     decided once per (kernel, shapes, strides, dtypes, scalar positions, alignment) and kept
@@ -90,6 +92,8 @@ def run(spec: source.KernelSpec, out: GPUArray, inputs: list[Any]) -> None:
     plan = _plans.get(tuple(key))
     if plan is None:
         plan = _new_plan(tuple(key), spec, out, inputs, values)
+    if plan.nbytes > slicing.SLICE_BYTES and not whole and _sliced(plan, spec, out, inputs):
+        return
     launch = plan.launch
     if launch is not None:
         launch(streams.current_handle(out._device.index), *values)
@@ -101,7 +105,7 @@ def run1(spec: source.KernelSpec, out: GPUArray, x: GPUArray) -> None:
     q = x._buffer.ptr + x._offset
     plan = _plans.get((id(spec), out._device.index, out._shape, out._strides, out._dtype.name,
                        x._strides, x._dtype.name, not (p | q) & 15))  # fmt: skip
-    if plan is None:
+    if plan is None or plan.nbytes > slicing.SLICE_BYTES:  # new, or perhaps to slice
         run(spec, out, [x])
     elif plan.launch is not None:
         plan.launch(streams.current_handle(out._device.index), p, q)
@@ -115,7 +119,7 @@ def run2(spec: source.KernelSpec, out: GPUArray, x1: GPUArray, x2: GPUArray) -> 
     plan = _plans.get((id(spec), out._device.index, out._shape, out._strides, out._dtype.name,
                        x1._strides, x1._dtype.name, x2._strides, x2._dtype.name,
                        not (p | q1 | q2) & 15))  # fmt: skip
-    if plan is None:
+    if plan is None or plan.nbytes > slicing.SLICE_BYTES:  # new, or perhaps to slice
         run(spec, out, [x1, x2])
     elif plan.launch is not None:
         plan.launch(streams.current_handle(out._device.index), p, q1, q2)
@@ -124,11 +128,36 @@ def run2(spec: source.KernelSpec, out: GPUArray, x1: GPUArray, x2: GPUArray) -> 
 class _Plan:
     """A kernel's launch plan for operands of given layouts (None: an empty output)."""
 
-    __slots__ = ("launch", "spec")
+    __slots__ = ("launch", "nbytes", "spec")
 
-    def __init__(self, spec: source.KernelSpec, launch: Callable[..., None] | None) -> None:
+    def __init__(self, spec: source.KernelSpec, launch: Callable[..., None] | None,
+                 nbytes: int) -> None:  # fmt: skip
         self.spec = spec  # held so that id(spec) in the key stays this spec's
         self.launch = launch
+        #: bytes the launch reads and writes (what decides slicing)
+        self.nbytes = nbytes
+
+
+def _sliced(plan: _Plan, spec: source.KernelSpec, out: GPUArray, inputs: list[Any]) -> bool:
+    """Run the op as blocks of `out` (and the same blocks of each input), each its own
+    gated launch of the same kernel, yielding between them; False when it runs whole.
+    Every element is computed by the same code as in the whole launch: the results are
+    identical."""
+    pieces = slicing.pieces_for_bytes(plan.nbytes)
+    if pieces <= 1:
+        return False
+    shape = out.shape
+    arrays = [x if not isinstance(x, GPUArray) or x.shape == shape else x.broadcast_to(shape)
+              for x in inputs]  # fmt: skip
+    parts = slicing.blocks(shape, pieces)
+    if len(parts) <= 1:
+        return False
+    for i, idx in enumerate(parts):
+        if i:
+            slicing.between_slices()
+        ins = [x[idx] if isinstance(x, GPUArray) else x for x in arrays]
+        run(spec, out[idx], ins, whole=True)
+    return True
 
 
 _plans = plans.ELEMENTWISE
@@ -178,9 +207,11 @@ def _new_plan(
     launch = None
     if grid:
         launch = launch_plan.make(fn.context, fn.handle, grid, BLOCK, 0, template, slots)
-    plan = _plans.put(key, _Plan(spec, launch))
+    nbytes = n * sum(x.dtype.itemsize for x in arrays)
+    plan = _plans.put(key, _Plan(spec, launch, nbytes))
     fresh = _fresh_of.get(id(spec))
-    if fresh is not None and launch is not None:
+    # an op large enough to slice keeps the Python path, where slicing is decided
+    if fresh is not None and launch is not None and nbytes <= slicing.SLICE_BYTES:
         _teach(fresh, key[-1], out, inputs, launch)
     return plan
 

@@ -19,7 +19,7 @@ from typing import Any
 from pygpukit import GPUArray, KernelProvider
 from pygpukit.core import dtypes as dt
 
-from . import launch_plan, launcher, plans, streams
+from . import launch_plan, launcher, plans, slicing, streams
 from .device_facts import BLOCK, sm_count
 from .device_facts import data_ptr as _ptr
 from .kernels import reduction_source as rs
@@ -79,7 +79,8 @@ class _Plan:
     """A reduction's launches for one (kernel, device, layouts, axes, param): everything
     but the pointers and the scratch block, worked out once."""
 
-    __slots__ = ("fin", "main", "spec", "ws_bytes")
+    __slots__ = ("fin", "grid", "main", "main_fn", "nbytes", "scalars", "slices", "spec",
+                 "ws_bytes")  # fmt: skip
 
     def __init__(self, spec: rs.ReductionSpec) -> None:
         self.spec = spec  # held so that id(spec) in the key stays this spec's
@@ -88,6 +89,14 @@ class _Plan:
         #: the merge of split partial states, when split: (out, scratch) pointers
         self.fin: Callable[..., None] | None = None
         self.ws_bytes = 0
+        #: bytes of x read (what decides slicing), and what a slice's launch needs: the
+        #: main kernel, its grid (blocks in x, in y) and its arguments after the pointers
+        self.nbytes = 0
+        self.main_fn: launcher.Function | None = None
+        self.grid = (1, 1)
+        self.scalars: tuple[Any, ...] = ()
+        #: pieces -> the sliced launches, made on first use
+        self.slices: dict[int, list[Callable[..., None]]] = {}
 
 
 _plans = plans.REDUCTION
@@ -109,9 +118,47 @@ def launch(spec: rs.ReductionSpec, x: GPUArray, out: GPUArray, axes: tuple[int, 
     ws_ptr = ws._buffer.ptr if ws is not None else 0
     stream = streams.current_handle(index)
     out_ptr = out._buffer.ptr + out._offset
-    main(stream, out_ptr, ws_ptr, x._buffer.ptr + x._offset)
+    x_ptr = x._buffer.ptr + x._offset
+    if plan.nbytes <= slicing.SLICE_BYTES or not _sliced(plan, stream, out_ptr, ws_ptr, x_ptr):
+        main(stream, out_ptr, ws_ptr, x_ptr)
     if plan.fin is not None:
         plan.fin(stream, out_ptr, ws_ptr)
+
+
+def _sliced(plan: _Plan, stream: int, out_ptr: int, ws_ptr: int, x_ptr: int) -> bool:
+    """The main kernel as runs of its grid's blocks (along y where the grid has enough
+    rows of blocks, else along x), each its own gated launch, yielding between them; False
+    when it runs whole. Each block does what it does in the whole grid (its index is offset,
+    not its work), so the partial states and the results are identical."""
+    pieces = slicing.pieces_for_bytes(plan.nbytes)
+    if plan.main_fn is None or pieces <= 1:
+        return False
+    launches = plan.slices.get(pieces)
+    if launches is None:
+        launches = plan.slices[pieces] = _slice_launches(plan, pieces)
+    if len(launches) <= 1:
+        return False
+    for i, run in enumerate(launches):
+        if i:
+            slicing.between_slices()
+        run(stream, out_ptr, ws_ptr, x_ptr)
+    return True
+
+
+def _slice_launches(plan: _Plan, pieces: int) -> list[Callable[..., None]]:
+    """Launch plans of the main kernel, one per run of about 1/pieces of its grid."""
+    fn = plan.main_fn
+    assert fn is not None
+    gx, gy = plan.grid
+    along_y = gy >= pieces
+    launches = []
+    for first, count in slicing.ranges(gy if along_y else gx, pieces):
+        grid = (gx, count) if along_y else (count, gy)
+        offsets = (0, first) if along_y else (first, 0)
+        params = struct.pack(rs.ROW_FORMAT, 0, 0, 0, *plan.scalars, *offsets)
+        launches.append(launch_plan.make(fn.context, fn.handle, grid, BLOCK, 0, params,
+                                         _MAIN_PTRS))  # fmt: skip
+    return launches
 
 
 def _new_plan(spec: rs.ReductionSpec, x: GPUArray, out: GPUArray, axes: tuple[int, ...],
@@ -149,8 +196,12 @@ def _new_plan(spec: rs.ReductionSpec, x: GPUArray, out: GPUArray, axes: tuple[in
         grid = (tiles, splits)
         kernel = spec.col
     main = launcher.function(index, kernel, spec.source, rs.ROW_FORMAT)
-    params = struct.pack(rs.ROW_FORMAT, 0, 0, 0, *lay, splits, chunk, group, param)
+    plan.scalars = (*lay, splits, chunk, group, param)
+    params = struct.pack(rs.ROW_FORMAT, 0, 0, 0, *plan.scalars, 0, 0)
     plan.main = launch_plan.make(main.context, main.handle, grid, BLOCK, 0, params, _MAIN_PTRS)
+    plan.main_fn = main
+    plan.grid = grid if isinstance(grid, tuple) else (grid, 1)
+    plan.nbytes = nout * nred * x.dtype.itemsize
     if splits > 1:
         plan.ws_bytes = nout * splits * rs.STATE_BYTES
         fin = launcher.function(index, spec.fin, spec.source, rs.FIN_FORMAT)

@@ -9,13 +9,15 @@ use pygpukit_runtime::scheduler::gate::current_task;
 use pygpukit_runtime::transfer::{CopyError, CopyTuning, StreamCopier};
 
 use crate::memory::{non_negative, pool_err, PyBlock, PyMemoryPool, RawBuffer};
+use crate::scheduler::gate::{copy_timing_start, end_copy};
 use crate::scheduler::TaskCancelled;
 use crate::transfer::TransferError;
 
 /// Run `copy` (without the GIL) through the scheduler's launch gate, as every kernel launch
 /// does at the extension's native launch point: inside a task, wait for the grant first,
-/// then charge the copy; outside a task, one thread-local read.
-fn gated(py: Python<'_>, copy: impl FnOnce() -> Result<(), CopyError> + Send) -> PyResult<()> {
+/// then charge the copy its device time (events around it on `stream`, as around a kernel;
+/// host time where the extension does not measure); outside a task, one thread-local read.
+fn gated(py: Python<'_>, ctx: usize, stream: u64, copy: impl FnOnce() -> Result<(), CopyError> + Send) -> PyResult<()> {
     let task = current_task();
     if let Some(t) = &task {
         let t2 = t.clone();
@@ -26,9 +28,10 @@ fn gated(py: Python<'_>, copy: impl FnOnce() -> Result<(), CopyError> + Send) ->
             )));
         }
     }
+    let pair = task.as_ref().and_then(|_| copy_timing_start(ctx, stream));
     let result = py.detach(copy);
     if let Some(t) = task {
-        t.end_launch(None);
+        end_copy(&t, pair, stream);
     }
     result.map_err(|e| copy_err(py, e))
 }
@@ -109,7 +112,7 @@ impl PyStreamCopier {
         let offset = non_negative(offset, "offset")?;
         let buf = RawBuffer::get(data, false)?;
         let (copier, block, src) = (&self.inner, &*block.inner, buf.as_slice());
-        gated(py, || copier.upload(block, offset, src, stream))
+        gated(py, self.inner.context_handle(), stream, || copier.upload(block, offset, src, stream))
     }
 
     /// Fill the writable C-contiguous buffer `out` from `block` at `offset`, after the work
@@ -121,7 +124,7 @@ impl PyStreamCopier {
         // SAFETY: exported writable; the export lasts until `buf` drops, after the copy.
         let dst = unsafe { buf.as_mut_slice() };
         let (copier, block) = (&self.inner, &*block.inner);
-        gated(py, || copier.download(block, offset, dst, stream))
+        gated(py, self.inner.context_handle(), stream, || copier.download(block, offset, dst, stream))
     }
 
     /// `upload` to the device address `ptr`: a block of this copier's pool held by a native
@@ -130,7 +133,7 @@ impl PyStreamCopier {
     fn upload_to(&self, py: Python<'_>, ptr: u64, data: &Bound<'_, PyAny>, stream: u64) -> PyResult<()> {
         let buf = RawBuffer::get(data, false)?;
         let (copier, src) = (&self.inner, buf.as_slice());
-        gated(py, || copier.upload_to(ptr, src, stream))
+        gated(py, self.inner.context_handle(), stream, || copier.upload_to(ptr, src, stream))
     }
 
     /// `download` from the device address `ptr`, vouched for as in `upload_to`.
@@ -140,7 +143,7 @@ impl PyStreamCopier {
         // SAFETY: exported writable; the export lasts until `buf` drops, after the copy.
         let dst = unsafe { buf.as_mut_slice() };
         let copier = &self.inner;
-        gated(py, || copier.download_from(ptr, dst, stream))
+        gated(py, self.inner.context_handle(), stream, || copier.download_from(ptr, dst, stream))
     }
 
     /// Release the staging of uploads whose copies finished; how many are still in flight.

@@ -186,6 +186,7 @@ def test_illegal_address_loses_the_context_and_a_new_process_works() -> None:
     assert "RESULT True" in fresh.stdout, fresh.stdout + fresh.stderr
 
 
+@pytest.mark.alone
 def test_out_of_memory_names_sizes_and_the_pool_recovers() -> None:
     dev = gp.Device("cuda", 0)
     gc.collect()

@@ -10,7 +10,7 @@ import numpy as np
 import pygpukit as gp
 import pytest
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.alone]  # timing: other GPU work would skew it
 
 
 def _operands(n: int) -> tuple[gp.GPUArray, gp.GPUArray]:

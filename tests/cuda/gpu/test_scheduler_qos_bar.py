@@ -7,7 +7,7 @@ import pygpukit as gp
 import pytest
 from pygpukit.benchmark import qos_workload as W
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.alone]  # timing: other GPU work would skew it
 
 
 def test_request_p99_stays_under_three_times_solo_beside_a_hog():

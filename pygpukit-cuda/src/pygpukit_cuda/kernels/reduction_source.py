@@ -97,8 +97,9 @@ struct alignas(16) PgkVec { PGK_TS v[16 / sizeof(PGK_TS)]; };
 
 extern "C" __global__ void __launch_bounds__(256) PGK_NAME_row(
     char* out, PGK_STATE* ws, const char* x, PgkRLayout L, long long splits, long long chunk,
-    long long group, double param) {
-  const long long item = (long long)blockIdx.x * (blockDim.x / group) + threadIdx.x / group;
+    long long group, double param, long long bx, long long by) {
+  // bx: the first block of a slice of the grid (0 unsliced); by is the _col kernel's
+  const long long item = ((long long)blockIdx.x + bx) * (blockDim.x / group) + threadIdx.x / group;
   const long long lane = threadIdx.x % group;
   const bool active = item < L.nout * splits;
   PGK_STATE st; pgk_init(st);
@@ -139,9 +140,10 @@ extern "C" __global__ void __launch_bounds__(256) PGK_NAME_row(
 
 extern "C" __global__ void __launch_bounds__(256) PGK_NAME_col(
     char* out, PGK_STATE* ws, const char* x, PgkRLayout L, long long splits, long long chunk,
-    long long group, double param) {
-  const long long o = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  const long long s = blockIdx.y;
+    long long group, double param, long long bx, long long by) {
+  // (bx, by): the first block of a slice of the grid, (0, 0) unsliced
+  const long long o = ((long long)blockIdx.x + bx) * blockDim.x + threadIdx.x;
+  const long long s = (long long)blockIdx.y + by;
   if (o >= L.nout) return;
   long long xin, xout;
   pgk_kept(L, o, xin, xout);
@@ -351,8 +353,9 @@ class ReductionSpec:
         return f"{self.name}_fin"
 
 
-#: argument formats: (out, ws, x, layout, splits, chunk, group, param) and the finaliser's
-ROW_FORMAT = "@QQQ" + RLAYOUT_FORMAT + "qqqd"
+#: argument formats: (out, ws, x, layout, splits, chunk, group, param, bx, by) and the
+#: finaliser's; (bx, by) offsets the block index of a slice of the grid (see reductions.py)
+ROW_FORMAT = "@QQQ" + RLAYOUT_FORMAT + "qqqdqq"
 FIN_FORMAT = "@QQ" + RLAYOUT_FORMAT + "qd"
 
 

@@ -175,6 +175,15 @@ const GATE_CAPSULE_NAME: &CStr = c"pygpukit.launch_gate_v1";
 /// Version 3 adds the fast path:
 /// - `try_begin(handle)`: with the GIL held, 0 granted at once, 1 cancelled, 2 it would wait
 ///   (then release the GIL and call `begin`).
+///
+/// Version 4 lets the runtime's own copies (the stream copier's uploads and downloads) be
+/// charged device time like kernels:
+/// - `set_copy_events(start, finish)`: the extension's functions, given with the event
+///   functions. `start(ctx, stream)` makes the copier's allocator-table context `ctx`
+///   current (only a table of that extension's), records a pair's start event on `stream`
+///   and returns the pair (0: not measured);
+///   `finish(pair, stream)` records its end event and returns 0, else takes the pair back
+///   itself and returns nonzero.
 #[repr(C)]
 struct LaunchGateV1 {
     abi_version: u32,
@@ -187,8 +196,11 @@ struct LaunchGateV1 {
     set_device_events: extern "C" fn(PollFn, RecycleFn),
     end_measured: extern "C" fn(*const c_void, usize, usize),
     try_begin: extern "C" fn(*const c_void) -> i32,
+    set_copy_events: extern "C" fn(CopyStartFn, CopyFinishFn),
 }
 
+type CopyStartFn = extern "C" fn(usize, usize) -> usize;
+type CopyFinishFn = extern "C" fn(usize, usize) -> i32;
 type PollFn = extern "C" fn(usize, usize, *mut u64) -> i32;
 type RecycleFn = extern "C" fn(usize, usize);
 
@@ -218,6 +230,35 @@ static DEVICE_EVENTS: OnceLock<Arc<dyn DeviceEvents>> = OnceLock::new();
 
 extern "C" fn gate_set_device_events(poll: PollFn, recycle: RecycleFn) {
     let _ = DEVICE_EVENTS.set(Arc::new(ExtensionEvents { poll, recycle }));
+}
+
+/// Set once, by the one CUDA extension of the process (version 4).
+static COPY_EVENTS: OnceLock<(CopyStartFn, CopyFinishFn)> = OnceLock::new();
+
+extern "C" fn gate_set_copy_events(start: CopyStartFn, finish: CopyFinishFn) {
+    let _ = COPY_EVENTS.set((start, finish));
+}
+
+/// Before a task's copy in context `ctx` is enqueued on `stream` (the grant held): the
+/// start of its timing events, or None where copies are not measured (no extension yet, a
+/// capture, an error).
+pub(crate) fn copy_timing_start(ctx: usize, stream: u64) -> Option<usize> {
+    let (start, _) = COPY_EVENTS.get()?;
+    DEVICE_EVENTS.get()?;
+    let pair = start(ctx, stream as usize);
+    (pair != 0).then_some(pair)
+}
+
+/// After the copy was enqueued: end the task's launch, charged with the copy's device time
+/// once its events complete (host time since the grant where it was not measured).
+pub(crate) fn end_copy(task: &Task, pair: Option<usize>, stream: u64) {
+    if let (Some(pair), Some((_, finish)), Some(events)) = (pair, COPY_EVENTS.get(), DEVICE_EVENTS.get()) {
+        if finish(pair, stream as usize) == 0 {
+            task.end_launch_measured(EventPair { start: pair, end: 0 }, events);
+            return;
+        }
+    }
+    task.end_launch(None);
 }
 
 extern "C" fn gate_end_measured(handle: *const c_void, start: usize, end: usize) {
@@ -282,7 +323,7 @@ extern "C" fn gate_task_id(handle: *const c_void) -> u64 {
 #[pyfunction]
 fn launch_gate_table(py: Python<'_>) -> PyResult<Bound<'_, PyCapsule>> {
     let table = LaunchGateV1 {
-        abi_version: 3,
+        abi_version: 4,
         struct_size: std::mem::size_of::<LaunchGateV1>() as u32,
         current: gate_current,
         begin: gate_begin,
@@ -292,6 +333,7 @@ fn launch_gate_table(py: Python<'_>) -> PyResult<Bound<'_, PyCapsule>> {
         set_device_events: gate_set_device_events,
         end_measured: gate_end_measured,
         try_begin: gate_try_begin,
+        set_copy_events: gate_set_copy_events,
     };
     PyCapsule::new(py, table, Some(GATE_CAPSULE_NAME.to_owned()))
 }

@@ -10,7 +10,7 @@ use pygpukit_runtime::scheduler::size_parse::parse_size;
 use pygpukit_runtime::scheduler::SchedError;
 
 mod executor;
-mod gate;
+pub(crate) mod gate;
 mod partition;
 mod qos;
 

@@ -330,3 +330,78 @@ fn the_fast_path_of_an_unmeasured_task_takes_bucket_tokens() {
     let (id, _) = s.submit(sub(TaskSpec::guaranteed(10, 1.0).expect("valid")), job).expect("admitted");
     assert_eq!(outcome(&s, id), "ok:now now wait wait");
 }
+
+/// A task opens a launch, runs an inner one inside it (measured on the device or not), ends
+/// the inner one, keeps the outer open 40 ms, then ends it; another task asks for the
+/// device right after the inner end and must wait for the outer one.
+fn nested_launch_holds_the_device(inner_measured: bool) {
+    use super::gpu_time::{DeviceEvents, EventPair};
+    let s = sched(1000, 2);
+    let events: Arc<dyn DeviceEvents> = Arc::new(ManualDevice::default());
+    let inner_done = Arc::new(AtomicBool::new(false));
+    let flag = inner_done.clone();
+    let outer = Box::new(move |task: &Arc<super::Task>| {
+        task.begin_launch().expect("granted");
+        task.begin_launch().expect("the inner launch of an op run by the op");
+        let depth = task.launch_depth();
+        let inner = if inner_measured {
+            task.end_launch_measured(EventPair { start: 1, end: 1 }, &events);
+            0
+        } else {
+            task.end_launch(Some(7))
+        };
+        let after_inner = task.launch_depth();
+        flag.store(true, Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(40));
+        let outer = task.end_launch(Some(1000));
+        Outcome::Completed(format!("{depth} {inner} {after_inner} {outer} {}", task.launch_depth()))
+    });
+    let spec = TaskSpec::guaranteed(10, 0.5).expect("valid");
+    let (a, _) = s.submit(sub(spec.clone()), outer).expect("admitted");
+    wait_until("the inner launch's end", || inner_done.load(Ordering::SeqCst));
+    let other = Box::new(|task: &Arc<super::Task>| {
+        let asked = std::time::Instant::now();
+        task.begin_launch().expect("granted");
+        task.end_launch(Some(0));
+        Outcome::Completed(asked.elapsed().as_millis().to_string())
+    });
+    let (b, _) = s.submit(sub(spec), other).expect("admitted");
+    // the inner end charged nothing and kept the device; the outer end charged the whole op
+    assert_eq!(outcome(&s, a), "ok:2 0 1 1000 0");
+    let waited: u64 = outcome(&s, b).trim_start_matches("ok:").parse().expect("ms");
+    assert!(waited >= 20, "the other task got the device {waited} ms after asking, before the outer launch ended");
+    assert_eq!(s.task_stats(a).map(|t| t.launches), Ok(2));
+}
+
+#[test]
+fn a_launch_inside_a_launch_keeps_the_device_until_the_outer_one_ends() {
+    nested_launch_holds_the_device(false);
+}
+
+#[test]
+fn a_measured_launch_inside_a_launch_keeps_the_device_until_the_outer_one_ends() {
+    nested_launch_holds_the_device(true);
+}
+
+#[test]
+fn a_cancelled_inner_launch_leaves_the_outer_one_to_end() {
+    let s = sched(1000, 1);
+    let go = Arc::new(AtomicBool::new(false));
+    let wait = go.clone();
+    let job = Box::new(move |task: &Arc<super::Task>| {
+        task.begin_launch().expect("granted");
+        while !wait.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let inner = task.begin_launch().is_err();
+        let depth = task.launch_depth();
+        task.end_launch(Some(5));
+        Outcome::Completed(format!("{inner} {depth} {}", task.launch_depth()))
+    });
+    let (id, _) = s.submit(sub(TaskSpec::guaranteed(10, 0.5).expect("valid")), job).expect("admitted");
+    wait_until("the outer launch", || s.task_stats(id).map(|t| t.launches) == Ok(1));
+    assert_eq!(s.cancel(id), Ok(true));
+    go.store(true, Ordering::SeqCst);
+    // the inner launch was refused, the outer one still open and then closed
+    assert_eq!(outcome(&s, id), "ok:true 1 0");
+}

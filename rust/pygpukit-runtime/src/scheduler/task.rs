@@ -1,7 +1,7 @@
 //! A running task as the rest of the runtime sees it: its memory accounting (the pool's
 //! `TaskContext`), its launch pacing (token bucket + device arbiter) and its cancel flag.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -96,6 +96,10 @@ pub struct Task {
     pub band: i32,
     cancel: AtomicBool,
     holding: AtomicBool,
+    /// Launch scopes open on the task: an op that runs other ops (a composite kernel behind
+    /// the Python gate, or one whose inner kernels pass the native gate) opens one inside
+    /// another; only the outermost takes and gives back the device (see `begin_nested`).
+    depth: AtomicU32,
     grant_ns: AtomicU64,
     launches: AtomicU64,
     throttle_events: AtomicU64,
@@ -135,6 +139,7 @@ impl Task {
             band,
             cancel: AtomicBool::new(false),
             holding: AtomicBool::new(false),
+            depth: AtomicU32::new(0),
             grant_ns: AtomicU64::new(0),
             launches: AtomicU64::new(0),
             throttle_events: AtomicU64::new(0),
@@ -222,7 +227,7 @@ impl Task {
     /// Before a launch of a task whose launches are measured: wait until its queued work is
     /// under its bound and, while others use the device, until its GPU budget is out of
     /// debt. Returns false when the launches are not measured (pace by launch count then).
-    fn wait_for_gpu(&self) -> Result<bool, Cancelled> {
+    fn wait_for_gpu(&self, nested: bool) -> Result<bool, Cancelled> {
         let mut throttled = false;
         loop {
             let now = clock::now_ns();
@@ -231,10 +236,11 @@ impl Task {
                 if !self.retire_gpu(&mut st, now) {
                     return Ok(false);
                 }
-                let over_bound =
-                    self.queue_budget_ns.is_some_and(|budget| st.inflight.len() >= st.inflight.limit_at(budget, now));
+                let over_bound = self.over_queue_bound(&st, now);
                 let debt = match st.budget.as_mut() {
-                    Some(b) if self.arbiter.contended(self.id) => b.check(now).err(),
+                    // a nested launch already holds the device: waiting out a debt there
+                    // would hold every other task back with it
+                    Some(b) if !nested && self.arbiter.contended(self.id) => b.check(now).err(),
                     _ => None,
                 };
                 match (over_bound, debt) {
@@ -243,7 +249,7 @@ impl Task {
                     (false, Some(ns)) => Duration::from_nanos(ns).min(QUEUE_POLL * 20),
                 }
             };
-            if !throttled {
+            if !throttled && !nested {
                 throttled = true;
                 self.throttle_events.fetch_add(1, Ordering::Relaxed);
                 self.arbiter.throttle(self.id); // deliberately off the device: holds nobody back
@@ -270,7 +276,7 @@ impl Task {
             self.arbiter.note_urgent(self.lane, self.id, pair, events);
         }
         drop(st);
-        if self.holding.swap(false, Ordering::AcqRel) {
+        if self.close_scope() && self.holding.swap(false, Ordering::AcqRel) {
             self.arbiter.release(self.id, 0);
         }
     }
@@ -325,6 +331,17 @@ impl Task {
             return Some(Err(Cancelled));
         }
         let now = clock::now_ns();
+        if self.depth.load(Ordering::Acquire) > 0 {
+            // inside an open launch: no new grant, only the bound on queued device work
+            let mut st = self.gpu.lock();
+            if self.retire_gpu(&mut st, now) && self.over_queue_bound(&st, now) {
+                return None;
+            }
+            drop(st);
+            self.depth.fetch_add(1, Ordering::AcqRel);
+            self.launches.fetch_add(1, Ordering::Relaxed);
+            return Some(Ok(()));
+        }
         {
             let mut st = self.gpu.lock();
             if !self.retire_gpu(&mut st, now) {
@@ -341,8 +358,7 @@ impl Task {
                 }
                 return granted;
             }
-            let over_bound =
-                self.queue_budget_ns.is_some_and(|budget| st.inflight.len() >= st.inflight.limit_at(budget, now));
+            let over_bound = self.over_queue_bound(&st, now);
             let in_debt = match st.budget.as_mut() {
                 Some(b) => b.check(now).is_err() && self.arbiter.contended(self.id),
                 None => false,
@@ -360,6 +376,7 @@ impl Task {
         }
         self.grant_ns.store(clock::now_ns(), Ordering::Relaxed);
         self.holding.store(true, Ordering::Release);
+        self.depth.store(1, Ordering::Release);
         self.launches.fetch_add(1, Ordering::Relaxed);
         Some(Ok(()))
     }
@@ -370,8 +387,11 @@ impl Task {
             return Err(Cancelled);
         }
         let entered = clock::now_ns();
+        if self.depth.load(Ordering::Acquire) > 0 {
+            return self.begin_nested();
+        }
         // Measured launches are paced by device time; the others by launch count.
-        let measured = self.wait_for_gpu()?;
+        let measured = self.wait_for_gpu(false)?;
         let mut throttled = false;
         loop {
             if measured {
@@ -407,14 +427,45 @@ impl Task {
         self.gate_wait_max_ns.fetch_max(waited, Ordering::Relaxed);
         self.grant_ns.store(granted, Ordering::Relaxed);
         self.holding.store(true, Ordering::Release);
+        self.depth.store(1, Ordering::Release);
         self.launches.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
 
+    /// A launch inside an open one (an op run by another op): the outer launch holds the
+    /// device until the outermost scope ends, so this one takes no grant, no bucket token and
+    /// no share of the fair queue; it still waits while the task's queued device work is
+    /// over its bound (the device drains that queue whoever holds the slot).
+    fn begin_nested(&self) -> Result<(), Cancelled> {
+        self.wait_for_gpu(true)?;
+        self.depth.fetch_add(1, Ordering::AcqRel);
+        self.launches.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Whether the task's launches still on the device are at its bound.
+    fn over_queue_bound(&self, st: &GpuState, now: u64) -> bool {
+        self.queue_budget_ns.is_some_and(|budget| st.inflight.len() >= st.inflight.limit_at(budget, now))
+    }
+
+    /// Close one launch scope; true when it was the outermost (the device is to be given
+    /// back), false for a nested one or when none was open.
+    fn close_scope(&self) -> bool {
+        let closed = self.depth.fetch_update(Ordering::AcqRel, Ordering::Acquire, |d| d.checked_sub(1));
+        matches!(closed, Ok(1))
+    }
+
+    /// Launch scopes open now (1 for a plain launch; more while ops run inside an op).
+    pub fn launch_depth(&self) -> u32 {
+        self.depth.load(Ordering::Acquire)
+    }
+
     /// End the current launch; `busy_ns` None measures the time since the grant. Returns the
     /// busy time charged (0 when no launch was open).
+    /// Inside an outer launch this closes the inner one only: the outer's end charges the
+    /// whole op, the inner ops' time included.
     pub fn end_launch(&self, busy_ns: Option<u64>) -> u64 {
-        if !self.holding.swap(false, Ordering::AcqRel) {
+        if !self.close_scope() || !self.holding.swap(false, Ordering::AcqRel) {
             return 0;
         }
         let busy = busy_ns

@@ -172,6 +172,11 @@ impl StreamCopier {
         self.tuning
     }
 
+    /// The device context the copies run in (its handle, for the caller's own timing).
+    pub fn context_handle(&self) -> usize {
+        self.ctx
+    }
+
     fn c(&self) -> *mut c_void {
         self.ctx as *mut c_void
     }
