@@ -31,7 +31,8 @@ import numpy as np
 #: ops of the decode step recorded by name (module attributes of pygpukit, looked up at
 #: call time by static_decode, so wrapping them here sees every call)
 OPS = ("embedding", "rope_at_inplace", "kv_cache_write_pair", "sdpa_causal_cache",
-       "add_rmsnorm", "silu_mul", "linear_rows", "bias_add_inplace", "argmax")  # fmt: skip
+       "add_rmsnorm", "silu_mul", "linear_rows", "bias_add_inplace", "argmax",
+       "rope_kv_cache_write", "decode_advance", "rope_cache_attention")  # fmt: skip
 TINYLLAMA = dict(layers=22, hidden=2048, heads=32, kv=4, head_dim=64, ffn=5632, vocab=32000)
 
 
@@ -177,6 +178,7 @@ def gpu_main(args: argparse.Namespace) -> None:
                 starts = gp.zeros((1,), dtype=gp.int32, device=device)
                 redo = [lambda c=c, s=starts, e=ends: c.again(a3=s, a4=e) for c in group]
                 extra.append((f"{label}  at context {ctx}", gpu_us(redo, device.index)[0]))
+        extra += _replaced_paths(op, label, group, device.index)
     listed = sum(n * us for _, n, _, us in rows)
     print(f"\none step: {step:.1f} us replayed ({1e6 / step:.0f} tok/s), {nodes} graph nodes, "
           f"{sum(n * k for _, n, k, _ in rows)} of them in the listed calls\n")  # fmt: skip
@@ -194,6 +196,45 @@ def gpu_main(args: argparse.Namespace) -> None:
         print("\nalternatives (us per call):")
         for label, us in extra:
             print(f"  {label:<80} {us:8.2f}")
+
+
+def _replaced_paths(op: str, label: str, group: list[Call],
+                    index: int) -> list[tuple[str, float]]:  # fmt: skip
+    """The same calls through the kernels the fused ones replaced (us per call): the
+    split-key attention and its merge, the element-loop add_rmsnorm, RoPE and the cache
+    write as two ops."""
+    import pygpukit as gp
+    from pygpukit_cuda import attend_cluster, decode_fused_ops
+
+    if op == "sdpa_causal_cache":
+        attend_cluster.ENABLED = False
+        try:
+            return [(f"{label}  split-key kernel + merge", gpu_us([c.again for c in group],
+                                                                  index)[0])]  # fmt: skip
+        finally:
+            attend_cluster.ENABLED = True
+    if op == "add_rmsnorm":
+        serves = decode_fused_ops.norm_vec_serves
+        decode_fused_ops.norm_vec_serves = lambda *a: False
+        try:
+            return [(f"{label}  element kernel", gpu_us([c.again for c in group], index)[0])]
+        finally:
+            decode_fused_ops.norm_vec_serves = serves
+    if op == "rope_kv_cache_write":
+
+        def two_ops(c: Call) -> Callable[[], None]:
+            q, k, v, cos, sin, pos, keys, values, slots = c.args
+
+            def run() -> None:
+                gp.rope_at_inplace(q, k, cos, sin, pos)
+                gp.kv_cache_write_pair(keys, values, k.transpose(0, 2, 1, 3),
+                                       v.transpose(0, 2, 1, 3), slots)  # fmt: skip
+
+            return run
+
+        return [(f"{label}  as rope_at + kv_write_pair",
+                 gpu_us([two_ops(c) for c in group], index)[0])]  # fmt: skip
+    return []
 
 
 def _other_projection(c: Call) -> Callable[[], Any]:

@@ -8,7 +8,7 @@ import pytest
 pytest.importorskip("pygpukit_cuda._native")
 
 from pygpukit_cuda import _loader, compiler
-from pygpukit_cuda.kernels import decode_source
+from pygpukit_cuda.kernels import attend_cluster_source, decode_fused_source, decode_source
 
 
 @pytest.mark.skipif(not _loader.is_nvrtc_available(), reason="no NVRTC")
@@ -22,8 +22,40 @@ def test_decode_kernels_compile(arch: int, name_src: tuple[str, str]) -> None:
     assert image[:4] == b"\x7fELF"
 
 
+def _ptxas(src: str, name: str, arch: int) -> str:
+    """NVRTC's ptxas report (registers, spills) of one kernel; fails if it does not build."""
+    options = [*compiler.BASE_OPTIONS, f"-arch=sm_{arch}", "--ptxas-options=-v"]
+    ok, image, log = _loader.nvrtc().compile(src, f"{name}.cu", options, True)
+    assert ok and image[:4] == b"\x7fELF", log
+    return str(log)
+
+
+@pytest.mark.skipif(not _loader.is_nvrtc_available(), reason="no NVRTC")
+@pytest.mark.parametrize("arch", [80, 90])
+@pytest.mark.parametrize("name_src", decode_fused_source.all_sources(), ids=lambda x: x[0])
+def test_fused_decode_kernels_compile_without_spills(arch: int, name_src: tuple[str, str]) -> None:
+    log = _ptxas(name_src[1], name_src[0], arch)
+    assert "0 bytes spill stores" in log and "0 bytes spill loads" in log, log
+
+
+@pytest.mark.skipif(not _loader.is_nvrtc_available(), reason="no NVRTC")
+@pytest.mark.parametrize("name_src", attend_cluster_source.all_sources(), ids=lambda x: x[0])
+def test_cluster_attention_compiles_for_sm90_as_a_cluster_kernel(
+    name_src: tuple[str, str],
+) -> None:
+    name, src = name_src
+    log = _ptxas(src, name, 90)
+    assert "0 bytes spill stores" in log and "0 bytes spill loads" in log, log
+    # the cluster shape is part of the kernel (a plain cuLaunchKernel launches it)
+    ok, ptx, _ = _loader.nvrtc().compile(src, f"{name}.cu", [*compiler.BASE_OPTIONS,
+                                                             "-arch=sm_90"], False)  # fmt: skip
+    text = ptx.decode() if isinstance(ptx, bytes) else str(ptx)
+    assert ok and f".reqnctapercluster {attend_cluster_source.CLUSTER}, 1, 1" in text
+
+
 def test_names_are_unique() -> None:
     names = [n for n, _ in decode_source.all_sources()]
+    names += [n for n, _ in decode_fused_source.all_sources() + attend_cluster_source.all_sources()]
     assert len(names) == len(set(names))
 
 

@@ -241,6 +241,14 @@ _TABLE: list[tuple[str, str, str, str, str]] = [
      "total = x + y; out = rmsnorm(total) in one pass"),
     ("linear_rows", "decode", "(x, weight, out)", "None",
      "x (M <= 8, K) @ weight (N, K).T: decode-step matrix-vector products"),
+    ("rope_kv_cache_write", "decode",
+     "(q, k, v, cos, sin, positions, keys, values, slots)", "None",
+     "rope_at_inplace then kv_cache_write_pair of the rotated k and v, in one pass"),
+    ("rope_cache_attention", "decode",
+     "(q, k, v, cos, sin, positions, keys, values, slots, starts, ends, out, scale, window)",
+     "None", "rope_kv_cache_write, then sdpa_causal_cache of the rotated q, in one pass"),
+    ("decode_advance", "decode", "(tokens, chosen, positions, slots, ends)", "None",
+     "tokens = chosen; positions, slots, ends += 1 (a decode step's end)"),
 ]  # fmt: skip
 
 _conventions: dict[str, Convention] = {

@@ -12,7 +12,7 @@ from pygpukit import GPUArray, KernelProvider
 from pygpukit.backend import astype
 from pygpukit.core import dtypes as dt
 
-from . import launcher
+from . import attend_cluster, decode_fused_ops, launcher
 from . import provider as _provider
 from .device_facts import BLOCK, sm_count
 from .device_facts import data_ptr as _ptr
@@ -118,6 +118,9 @@ def sdpa_causal_cache(q: GPUArray, k: GPUArray, v: GPUArray, starts: GPUArray, e
         raise NotImplementedError(
             f"cuda sdpa_causal_cache: head_dim {d} / v_dim {dv} over {ks.MAX_DIM}"
         )
+    if attend_cluster.serves(q, k, v, out) and attend_cluster.launch(q, k, v, starts, ends, out,
+                                                                     scale, window):  # fmt: skip
+        return
     rows = b * hq * sq
     chunk = _attend_chunk(rows, length, out.device.index)
     nsplit = -(-length // chunk)
@@ -176,6 +179,9 @@ def add_rmsnorm(x: GPUArray, y: GPUArray, gamma: GPUArray, total: GPUArray, out:
     rows = total.size // h
     x2 = x.reshape((rows, h))  # a view where the rows merge, else a copy
     y2 = y.reshape((rows, h))
+    if decode_fused_ops.norm_vec_serves(x2, y2, gamma, total, out):
+        decode_fused_ops.add_rmsnorm_vec(x2, y2, gamma, total, out, eps)
+        return
     name, src = ks.add_rmsnorm_kernel(total.dtype, out.dtype)
     index = out.device.index
     fn = launcher.function(index, name, src, "@QQQQQ" + "q" * 6 + "iiid")
@@ -219,3 +225,4 @@ def register(provider: KernelProvider) -> None:
                    ("gather_matmul", gather_matmul), ("silu_mul", silu_mul),
                    ("add_rmsnorm", add_rmsnorm), ("linear_rows", linear_rows)):  # fmt: skip
         provider.add(op, fn, (*FLOATS, *INDEX))
+    decode_fused_ops.register(provider)

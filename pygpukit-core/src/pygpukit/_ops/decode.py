@@ -22,6 +22,18 @@ Kernel calling conventions:
   ``new (B, H, S, D)``; ``cache[b, :, slots[b] + s] = new[b, :, s]`` in cache's dtype.
 - ``kv_cache_write_pair``: ``kernel(keys, values, new_keys, new_values, slots)``: the
   same for both caches at once (one shape and dtype each).
+- ``rope_kv_cache_write``: ``kernel(q, k, v, cos, sin, positions, keys, values, slots)``:
+  ``rope_at_inplace(q, k, cos, sin, positions)`` then ``kv_cache_write_pair(keys, values,
+  k, v, slots)`` with k and v ``(B, S, Hk, D)`` seen as ``(B, Hk, S, D)``: a decode step's
+  RoPE and cache write in one pass (one launch on a GPU).
+- ``rope_cache_attention``: ``kernel(q, k, v, cos, sin, positions, keys, values, slots,
+  starts, ends, out, scale, window)``: ``rope_kv_cache_write(q, k, v, cos, sin, positions,
+  keys, values, slots)`` then ``out = sdpa_causal_cache(q as (B, Hq, S, D), keys, values,
+  starts, ends, scale, window)``: a decode step's attention in one pass (one launch on
+  sm_90 GPUs), q and k rotated in place and the caches written as the two ops do.
+- ``decode_advance``: ``kernel(tokens, chosen, positions, slots, ends)``: the end of a
+  decode step, ``tokens[b] = chosen[b]`` and ``positions``, ``slots``, ``ends`` each + 1
+  (flat views of ``(B,)`` or ``(B, 1)`` index arrays).
 - ``sdpa_causal_cache``: ``kernel(q, k, v, starts, ends, out, scale, window)``:
   ``q (B, Hq, Sq, D)``, ``k (B, Hkv, L, D)``, ``v (B, Hkv, L, Dv)``, ``starts``/``ends``
   ``(B,)``, ``out (B, Hq, Sq, Dv)`` contiguous. Query ``i`` of row ``b`` sits at slot
@@ -55,7 +67,8 @@ from ._core import device_of, empty, kernel_on
 
 __all__ = [
     "embedding", "gather_matmul", "kv_cache_write", "rope_at_inplace", "sdpa_causal_cache",
-    "silu_mul", "add_rmsnorm", "linear_rows", "kv_cache_write_pair",
+    "silu_mul", "add_rmsnorm", "linear_rows", "kv_cache_write_pair", "rope_kv_cache_write",
+    "decode_advance", "rope_cache_attention",
 ]  # fmt: skip
 
 
@@ -112,19 +125,8 @@ def embedding(weight: GPUArray, ids: GPUArray, /, *, backend: str | None = None)
     return out
 
 
-def rope_at_inplace(
-    q: GPUArray,
-    k: GPUArray,
-    cos: GPUArray,
-    sin: GPUArray,
-    positions: GPUArray,
-    /,
-    *,
-    backend: str | None = None,
-) -> None:
-    """Rotate q (B, S, Hq, D) and k (B, S, Hk, D) in place by the rows `positions` (B, S)
-    of the tables cos, sin (P, D // 2): half-split (GPT-NeoX) pairing, as rope_inplace."""
-    op = "rope_at_inplace"
+def _check_rope(op: str, q: GPUArray, k: GPUArray, cos: GPUArray, sin: GPUArray,
+                positions: GPUArray) -> None:  # fmt: skip
     for name, x in (("q", q), ("k", k), ("cos", cos), ("sin", sin)):
         _array(op, name, x)
         _floating(op, name, x)
@@ -150,6 +152,22 @@ def rope_at_inplace(
             raise ValueError(f"{op}: {name} shares memory with the cos/sin tables")
     if q.buffer is k.buffer and q.offset == k.offset and q.size:
         raise ValueError(f"{op}: q and k are the same array; it would be rotated twice")
+
+
+def rope_at_inplace(
+    q: GPUArray,
+    k: GPUArray,
+    cos: GPUArray,
+    sin: GPUArray,
+    positions: GPUArray,
+    /,
+    *,
+    backend: str | None = None,
+) -> None:
+    """Rotate q (B, S, Hq, D) and k (B, S, Hk, D) in place by the rows `positions` (B, S)
+    of the tables cos, sin (P, D // 2): half-split (GPT-NeoX) pairing, as rope_inplace."""
+    op = "rope_at_inplace"
+    _check_rope(op, q, k, cos, sin, positions)
     device = device_of(q, k, cos, sin, positions)
     fn = kernel_on(op, device, (q.dtype, k.dtype, cos.dtype, sin.dtype, positions.dtype),
                    backend)  # fmt: skip
@@ -214,6 +232,81 @@ def kv_cache_write_pair(
         fn(keys, values, new_keys, new_values, slots)
 
 
+def rope_kv_cache_write(
+    q: GPUArray,
+    k: GPUArray,
+    v: GPUArray,
+    cos: GPUArray,
+    sin: GPUArray,
+    positions: GPUArray,
+    keys: GPUArray,
+    values: GPUArray,
+    slots: GPUArray,
+    /,
+    *,
+    backend: str | None = None,
+) -> None:
+    """rope_at_inplace(q, k, cos, sin, positions), then the rotated k and v (B, S, Hk, D)
+    written into keys and values (B, Hk, L, D) at slots[b] + s: one pass for a decode step."""
+    op = "rope_kv_cache_write"
+    _check_rope_kv(op, q, k, v, cos, sin, positions, keys, values, slots)
+    device = device_of(q, k, v, cos, sin, positions, keys, values, slots)
+    dtypes = (q.dtype, k.dtype, v.dtype, cos.dtype, sin.dtype, positions.dtype, keys.dtype,
+              slots.dtype)  # fmt: skip
+    fn = kernel_on(op, device, dtypes, backend)
+    if q.size or k.size:
+        fn(q, k, v, cos, sin, positions, keys, values, slots)
+
+
+def _check_rope_kv(op: str, q: GPUArray, k: GPUArray, v: GPUArray, cos: GPUArray,
+                   sin: GPUArray, positions: GPUArray, keys: GPUArray, values: GPUArray,
+                   slots: GPUArray) -> None:  # fmt: skip
+    _check_rope(op, q, k, cos, sin, positions)
+    _array(op, "v", v)
+    if v.shape != k.shape:
+        raise ValueError(f"{op}: v {v.shape} must have k's shape {k.shape}")
+    kt, vt = k.transpose(0, 2, 1, 3), v.transpose(0, 2, 1, 3)
+    _check_kv(op, keys, kt, slots)
+    _check_kv(op, values, vt, slots)
+    if keys.shape != values.shape or keys.dtype != values.dtype or keys.buffer is values.buffer:
+        raise ValueError(
+            f"{op}: keys {keys.shape} {keys.dtype.name} and values {values.shape} "
+            f"{values.dtype.name} must be separate caches of one shape and dtype"
+        )
+
+
+def decode_advance(
+    tokens: GPUArray,
+    chosen: GPUArray,
+    positions: GPUArray,
+    slots: GPUArray,
+    ends: GPUArray,
+    /,
+    *,
+    backend: str | None = None,
+) -> None:
+    """The end of a decode step in one pass: tokens = chosen (the greedy ids fed back) and
+    positions, slots, ends each advanced by one; every array holds one value per row."""
+    op = "decode_advance"
+    arrays = {"tokens": tokens, "chosen": chosen, "positions": positions, "slots": slots,
+              "ends": ends}  # fmt: skip
+    rows = _index(op, "chosen", chosen).size
+    for name, x in arrays.items():
+        _index(op, name, x)
+        if x.size != rows or x.ndim > 2 or (x.ndim == 2 and x.shape[1] != 1):
+            raise ValueError(f"{op}: {name} has shape {x.shape}; every array wants one value "
+                             f"per row, ({rows},) or ({rows}, 1)")  # fmt: skip
+        if name != "chosen":
+            _writable(op, name, x)
+    buffers = [x.buffer for name, x in arrays.items() if name != "chosen"]
+    if len({id(b) for b in buffers}) < len(buffers):
+        raise ValueError(f"{op}: tokens, positions, slots and ends must be separate arrays")
+    device = device_of(*arrays.values())
+    fn = kernel_on(op, device, tuple(x.dtype for x in arrays.values()), backend)
+    if rows:
+        fn(tokens, chosen, positions, slots, ends)
+
+
 def sdpa_causal_cache(
     q: GPUArray,
     k: GPUArray,
@@ -230,6 +323,18 @@ def sdpa_causal_cache(
     k (B, Hkv, L, D) and v (B, Hkv, L, Dv); the last query sits at slot ends[b] - 1, and
     with `window` > 0 a query sees only the `window` slots ending at its own."""
     op = "sdpa_causal_cache"
+    s, out_dtype = _check_sdpa(op, q, k, v, starts, ends, scale, window)
+    device = device_of(q, k, v, starts, ends)
+    fn = kernel_on(op, device, (q.dtype, k.dtype, v.dtype, starts.dtype, ends.dtype), backend)
+    out = empty((q.shape[0], q.shape[1], q.shape[2], v.shape[3]), out_dtype, device)
+    if out.size:
+        fn(q, k, v, starts, ends, out, s, window)
+    return out
+
+
+def _check_sdpa(op: str, q: GPUArray, k: GPUArray, v: GPUArray, starts: GPUArray,
+                ends: GPUArray, scale: float | None, window: int) -> tuple[float, Any]:  # fmt: skip
+    """sdpa_causal_cache's checks; (the scale to use, the output dtype)."""
     for name, x in (("q", q), ("k", k), ("v", v)):
         _array(op, name, x)
         _floating(op, name, x)
@@ -254,12 +359,42 @@ def sdpa_causal_cache(
         raise TypeError(f"{op}: scale must be a float or None, got {type(scale).__name__}")
     else:
         s = float(scale)
-    out_dtype = promote_types(promote_types(q.dtype, k.dtype), v.dtype)
-    device = device_of(q, k, v, starts, ends)
-    fn = kernel_on(op, device, (q.dtype, k.dtype, v.dtype, starts.dtype, ends.dtype), backend)
-    out = empty((b, hq, sq, v.shape[3]), out_dtype, device)
+    return s, promote_types(promote_types(q.dtype, k.dtype), v.dtype)
+
+
+def rope_cache_attention(
+    q: GPUArray,
+    k: GPUArray,
+    v: GPUArray,
+    cos: GPUArray,
+    sin: GPUArray,
+    positions: GPUArray,
+    keys: GPUArray,
+    values: GPUArray,
+    slots: GPUArray,
+    starts: GPUArray,
+    ends: GPUArray,
+    /,
+    scale: float | None = None,
+    *,
+    window: int = 0,
+    backend: str | None = None,
+) -> GPUArray:
+    """A decode step's attention in one pass: rope_kv_cache_write(q, k, v, cos, sin,
+    positions, keys, values, slots), then sdpa_causal_cache of the rotated q (B, S, Hq, D)
+    seen as (B, Hq, S, D) over keys and values [starts, ends): (B, Hq, S, Dv)."""
+    op = "rope_cache_attention"
+    _check_rope_kv(op, q, k, v, cos, sin, positions, keys, values, slots)
+    qt = q.transpose(0, 2, 1, 3)
+    s, out_dtype = _check_sdpa(op, qt, keys, values, starts, ends, scale, window)
+    arrays = (q, k, v, cos, sin, positions, keys, values, slots, starts, ends)
+    device = device_of(*arrays)
+    dtypes = (q.dtype, k.dtype, v.dtype, cos.dtype, sin.dtype, positions.dtype, keys.dtype,
+              slots.dtype, starts.dtype, ends.dtype)  # fmt: skip
+    fn = kernel_on(op, device, dtypes, backend)
+    out = empty((qt.shape[0], qt.shape[1], qt.shape[2], values.shape[3]), out_dtype, device)
     if out.size:
-        fn(q, k, v, starts, ends, out, s, window)
+        fn(*arrays, out, s, window)
     return out
 
 

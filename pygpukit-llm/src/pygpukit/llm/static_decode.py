@@ -229,13 +229,17 @@ class StaticDecoder:
         for i, block in enumerate(m.blocks):
             fused = self.fused[i] if self.fused is not None else None
             q, k, v = self._project(block, h, fused)
-            if self.cos is not None and self.sin is not None:
-                gp.rope_at_inplace(q, k, self.cos, self.sin, self.positions)
             keys, values = cache.keys[i], cache.values[i]
-            gp.kv_cache_write_pair(keys, values, k.transpose(0, 2, 1, 3),
-                                   v.transpose(0, 2, 1, 3), self.slots)  # fmt: skip
-            attn = gp.sdpa_causal_cache(q.transpose(0, 2, 1, 3), keys, values, self.starts,
-                                        self.ends, window=self.window)  # fmt: skip
+            if self.cos is not None and self.sin is not None:
+                # RoPE, the cache write and the attention: one launch on sm_90 GPUs
+                attn = gp.rope_cache_attention(q, k, v, self.cos, self.sin, self.positions,
+                                               keys, values, self.slots, self.starts,
+                                               self.ends, window=self.window)  # fmt: skip
+            else:
+                gp.kv_cache_write_pair(keys, values, k.transpose(0, 2, 1, 3),
+                                       v.transpose(0, 2, 1, 3), self.slots)  # fmt: skip
+                attn = gp.sdpa_causal_cache(q.transpose(0, 2, 1, 3), keys, values,
+                                            self.starts, self.ends, window=self.window)  # fmt: skip
             merged = attn.transpose(0, 2, 1, 3).reshape((batch, -1))
             x, h = _residual(x, self._linear(block.attn.o, merged), norms[2 * i + 1])
             if fused is not None and fused.experts_down is not None:
@@ -251,8 +255,6 @@ class StaticDecoder:
             x, h = _residual(x, y, norms[2 * i + 2])  # the next layer's (or the final) norm
         logits = self._linear(Linear(m.lm_head), h)
         chosen = gp.argmax(logits, axis=-1)
-        self.tokens[...] = chosen.reshape((batch, 1))
-        self.positions[...] = self.positions + 1
-        self.slots[...] = self.slots + 1
-        self.ends[...] = self.ends + 1
+        # feed the ids back and advance the counters: one launch instead of seven
+        gp.decode_advance(self.tokens, chosen, self.positions, self.slots, self.ends)
         return logits, chosen

@@ -58,6 +58,32 @@ def kv_cache_write_pair(keys: GPUArray, values: GPUArray, new_keys: GPUArray,
     kv_cache_write(values, new_values, slots)
 
 
+def rope_kv_cache_write(q: GPUArray, k: GPUArray, v: GPUArray, cos: GPUArray, sin: GPUArray,
+                        positions: GPUArray, keys: GPUArray, values: GPUArray,
+                        slots: GPUArray) -> None:  # fmt: skip
+    # both index arrays are checked before anything is written
+    _indices("position", positions, cos.shape[0])
+    _indices("slot", slots, keys.shape[2] - k.shape[1] + 1)
+    rope_at(q, k, cos, sin, positions)
+    kv_cache_write_pair(keys, values, k.transpose(0, 2, 1, 3), v.transpose(0, 2, 1, 3), slots)
+
+
+def rope_cache_attention(q: GPUArray, k: GPUArray, v: GPUArray, cos: GPUArray, sin: GPUArray,
+                         positions: GPUArray, keys: GPUArray, values: GPUArray,
+                         slots: GPUArray, starts: GPUArray, ends: GPUArray, out: GPUArray,
+                         scale: float, window: int) -> None:  # fmt: skip
+    rope_kv_cache_write(q, k, v, cos, sin, positions, keys, values, slots)
+    sdpa_causal_cache(q.transpose(0, 2, 1, 3), keys, values, starts, ends, out, scale, window)
+
+
+def decode_advance(tokens: GPUArray, chosen: GPUArray, positions: GPUArray, slots: GPUArray,
+                   ends: GPUArray) -> None:  # fmt: skip
+    target = view(tokens)
+    target[...] = view(chosen).reshape(target.shape)
+    for x in (positions, slots, ends):
+        view(x)[...] += 1
+
+
 def sdpa_causal_cache(q: GPUArray, k: GPUArray, v: GPUArray, starts: GPUArray, ends: GPUArray,
                       out: GPUArray, scale: float, window: int) -> None:  # fmt: skip
     b_, hq, sq, d = q.shape
@@ -119,6 +145,9 @@ def register(provider: KernelProvider) -> None:
     provider.add("kv_cache_write", kv_cache_write, (*FLOAT_DTYPES, *index))
     provider.add("kv_cache_write_pair", kv_cache_write_pair, (*FLOAT_DTYPES, *index))
     provider.add("sdpa_causal_cache", sdpa_causal_cache, (*FLOAT_DTYPES, *index))
+    provider.add("rope_kv_cache_write", rope_kv_cache_write, (*FLOAT_DTYPES, *index))
+    provider.add("decode_advance", decode_advance, index)
+    provider.add("rope_cache_attention", rope_cache_attention, (*FLOAT_DTYPES, *index))
     provider.add("gather_matmul", gather_matmul, (*FLOAT_DTYPES, *index))
     provider.add("silu_mul", silu_mul, FLOAT_DTYPES)
     provider.add("add_rmsnorm", add_rmsnorm, FLOAT_DTYPES)

@@ -1,5 +1,6 @@
 """Conformance specs of the decode-step ops: embedding, rope_at_inplace, kv_cache_write(_pair),
-sdpa_causal_cache, gather_matmul, silu_mul, add_rmsnorm, linear_rows.
+rope_kv_cache_write, decode_advance, sdpa_causal_cache, gather_matmul, silu_mul, add_rmsnorm,
+linear_rows.
 
 References are float64 and written row by row from the conventions in `_ops/decode.py`,
 not from the kernels. Index arrays (ids, positions, slots, starts, ends) are fresh random
@@ -209,6 +210,148 @@ def _kv_pair_cases(rng: np.random.Generator, d: DataType, device: Device) -> lis
         kind = "exact" if nd is d else "elementwise"
         result.append(Case(label, run, tuple(expected), d, parts=(d, d), needs=needs,
                            op_kind=kind))  # fmt: skip
+    return result
+
+
+# -- RoPE and the cache write in one pass ---------------------------------------------
+def _rope_kv_cases(rng: np.random.Generator, d: DataType, device: Device) -> list[Case]:
+    result = []
+    for label, batch, seq, hq, hk, dim, length, table, index in (
+        ("decode step", 3, 1, 4, 2, 8, 10, d, dt.int32),
+        ("prefill block up to the cache's end", 2, 3, 2, 1, 6, 5, d, dt.int64),
+        ("wider tables", 2, 2, 3, 3, 4, 6, WIDER.get(d), dt.int32),
+    ):  # fmt: skip
+        if table is None:  # float64 has no wider partner
+            continue
+        # q, k and v are column views of one projection row; the caches skip a parent head
+        proj = draw(rng, (batch, seq, (hq + 2 * hk) * dim), d, (-3.0, 3.0))
+        qh = proj[..., : hq * dim].reshape(batch, seq, hq, dim)
+        kh = proj[..., hq * dim : (hq + hk) * dim].reshape(batch, seq, hk, dim)
+        vh = proj[..., (hq + hk) * dim :].reshape(batch, seq, hk, dim)
+        kpar = draw(rng, (batch, hk + 1, length, dim), d, (-3.0, 3.0))
+        vpar = draw(rng, (batch, hk + 1, length, dim), d, (-3.0, 3.0))
+        angles = rng.uniform(-math.pi, math.pi, size=(length + 2, dim // 2))
+        cos_h, sin_h = np.cos(angles).astype(_np(table)), np.sin(angles).astype(_np(table))
+        slots = rng.integers(0, length - seq + 1, size=(batch,))
+        slots[-1] = length - seq
+        pos = slots[:, None] + np.arange(seq)[None, :] + rng.integers(0, 3, size=(batch, 1))
+        want_q = _rope_at_ref(f64(qh), f64(cos_h), f64(sin_h), pos)
+        want_k = _rope_at_ref(f64(kh), f64(cos_h), f64(sin_h), pos)
+        want_proj = f64(proj)  # the whole row: v must come through untouched
+        want_proj[..., : hq * dim] = want_q.reshape(batch, seq, -1)
+        want_proj[..., hq * dim : (hq + hk) * dim] = want_k.reshape(batch, seq, -1)
+        want_keys, want_values = f64(kpar), f64(vpar)
+        for b, s in np.ndindex(batch, seq):
+            want_keys[b, 1:, int(slots[b]) + s] = want_k[b, s]
+            want_values[b, 1:, int(slots[b]) + s] = f64(vh)[b, s]
+
+        def run(name: str, proj: np.ndarray = proj, kpar: np.ndarray = kpar,
+                vpar: np.ndarray = vpar, cos_h: Any = cos_h, sin_h: Any = sin_h,
+                pos: Any = pos, slots: Any = slots, index: DataType = index, hq: int = hq,
+                hk: int = hk, dim: int = dim) -> Any:  # fmt: skip
+            g = _up(proj, device)
+            b_, s_ = proj.shape[:2]
+            gq = g[..., : hq * dim].reshape((b_, s_, hq, dim))
+            gk = g[..., hq * dim : (hq + hk) * dim].reshape((b_, s_, hk, dim))
+            gv = g[..., (hq + hk) * dim :].reshape((b_, s_, hk, dim))
+            gkp, gvp = _up(kpar, device), _up(vpar, device)
+            gp.rope_kv_cache_write(gq, gk, gv, _up(cos_h, device), _up(sin_h, device),
+                                   _index(pos, index, device), gkp[:, 1:], gvp[:, 1:],
+                                   _index(slots, index, device), backend=name)  # fmt: skip
+            return g, gkp, gvp
+
+        needs = (index,) if table is d else (index, table)
+        result.append(Case(label, run, (want_proj, want_keys, want_values), d,
+                           parts=(d, d, d), needs=needs))  # fmt: skip
+    return result
+
+
+def _rope_attention_cases(rng: np.random.Generator, d: DataType,
+                          device: Device) -> list[Case]:  # fmt: skip
+    result = []
+    for label, batch, seq, hq, hk, dim, length, window, table, index in (
+        ("decode step, GQA", 2, 1, 4, 2, 8, 10, 0, d, dt.int32),
+        ("two new tokens, a window", 2, 2, 2, 1, 8, 9, 3, d, dt.int64),
+        ("wider tables", 1, 1, 3, 3, 4, 6, 0, WIDER.get(d), dt.int32),
+    ):  # fmt: skip
+        if table is None:
+            continue
+        proj = draw(rng, (batch, seq, (hq + 2 * hk) * dim), d, (-2.0, 2.0))
+        kpar = draw(rng, (batch, hk + 1, length, dim), d, (-2.0, 2.0))
+        vpar = draw(rng, (batch, hk + 1, length, dim), d, (-2.0, 2.0))
+        angles = rng.uniform(-math.pi, math.pi, size=(length + 2, dim // 2))
+        cos_h, sin_h = np.cos(angles).astype(_np(table)), np.sin(angles).astype(_np(table))
+        slots = rng.integers(0, length - seq + 1, size=(batch,))
+        pos = slots[:, None] + np.arange(seq)[None, :]
+        starts = np.array([int(rng.integers(0, s_ + 1)) for s_ in slots])
+        ends = slots + seq
+        parts = proj.reshape(batch, seq, hq + 2 * hk, dim)
+        want_q = _rope_at_ref(f64(parts[:, :, :hq]), f64(cos_h), f64(sin_h), pos)
+        want_k = _rope_at_ref(f64(parts[:, :, hq : hq + hk]), f64(cos_h), f64(sin_h), pos)
+        want_proj = f64(proj)
+        want_proj[..., : (hq + hk) * dim] = np.concatenate(
+            [want_q, want_k], axis=2).reshape(batch, seq, -1)  # fmt: skip
+        want_keys, want_values = f64(kpar), f64(vpar)
+        for b, s in np.ndindex(batch, seq):
+            want_keys[b, 1:, int(slots[b]) + s] = want_k[b, s]
+            want_values[b, 1:, int(slots[b]) + s] = f64(parts[b, s, hq + hk :])
+        out = _sdpa_cache_ref(want_q.transpose(0, 2, 1, 3), want_keys[:, 1:], want_values[:, 1:],
+                              starts, ends, 1.0 / math.sqrt(dim), window)  # fmt: skip
+
+        def fresh(proj: np.ndarray = proj, kpar: np.ndarray = kpar, vpar: np.ndarray = vpar,
+                  cos_h: Any = cos_h, sin_h: Any = sin_h, pos: Any = pos, slots: Any = slots,
+                  starts: Any = starts, ends: Any = ends, index: DataType = index, hq: int = hq,
+                  hk: int = hk, dim: int = dim) -> tuple[Any, ...]:  # fmt: skip
+            """New device copies: the op rotates q and k and writes the caches in place."""
+            g = _up(proj, device)
+            b_, s_ = proj.shape[:2]
+            heads = g.reshape((b_, s_, hq + 2 * hk, dim))
+            gkp, gvp = _up(kpar, device), _up(vpar, device)
+            args = (heads[:, :, :hq], heads[:, :, hq : hq + hk], heads[:, :, hq + hk :],
+                    _up(cos_h, device), _up(sin_h, device), _index(pos, index, device),
+                    gkp[:, 1:], gvp[:, 1:], _index(slots, index, device),
+                    _index(starts, index, device), _index(ends, index, device))  # fmt: skip
+            return g, gkp, gvp, args
+
+        def run(name: str, fresh: Fn = fresh, window: int = window) -> Any:
+            g, gkp, gvp, args = fresh()
+            out = gp.rope_cache_attention(*args, window=window, backend=name)
+            return out, g, gkp, gvp
+
+        def direct(kernel: Fn, out: GPUArray, fresh: Fn = fresh, window: int = window,
+                   dim: int = dim) -> None:  # fmt: skip
+            kernel(*fresh()[3], out, 1.0 / math.sqrt(dim), window)
+
+        needs = (index,) if table is d else (index, table)
+        result.append(Case(label, run, (out, want_proj, want_keys, want_values), d, direct,
+                           needs=needs, parts=(d, d, d, d), direct_expected=out))  # fmt: skip
+    return result
+
+
+def _advance_cases(rng: np.random.Generator, d: DataType, device: Device) -> list[Case]:
+    result = []
+    for label, rows, column_view in (("one row", 1, False), ("four rows", 4, False),
+                                     ("positions a column view", 3, True)):  # fmt: skip
+        tokens = rng.integers(0, 9, size=(rows, 1)).astype(_np(d))
+        chosen = rng.integers(0, 30_000, size=(rows,))
+        positions = rng.integers(0, 500, size=(rows, 2 if column_view else 1)).astype(_np(d))
+        slots = rng.integers(0, 500, size=(rows,)).astype(np.int32)
+        ends = rng.integers(0, 500, size=(rows,)).astype(_np(d))
+        want_pos = f64(positions)
+        want_pos[:, 0] += 1
+
+        def run(name: str, tokens: np.ndarray = tokens, chosen: Any = chosen,
+                positions: np.ndarray = positions, slots: np.ndarray = slots,
+                ends: np.ndarray = ends) -> Any:  # fmt: skip
+            gt, gpos = _up(tokens, device), _up(positions, device)
+            gs, ge = _up(slots, device), _up(ends, device)
+            gp.decode_advance(gt, _index(chosen, dt.int64, device), gpos[:, :1], gs, ge,
+                              backend=name)  # fmt: skip
+            return gt, gpos, gs, ge
+
+        expected = (f64(chosen)[:, None], want_pos, f64(slots) + 1, f64(ends) + 1)
+        result.append(Case(label, run, expected, d, parts=(d, d, dt.int32, d),
+                           needs=(dt.int64, dt.int32)))  # fmt: skip
     return result
 
 
@@ -432,6 +575,9 @@ def specs() -> list[OpSpec]:
         OpSpec("rope_at_inplace", "decode", FLOATS, _rope_at_cases, "transcendental"),
         OpSpec("kv_cache_write", "decode", FLOATS, _kv_cases, "exact"),
         OpSpec("kv_cache_write_pair", "decode", FLOATS, _kv_pair_cases, "exact"),
+        OpSpec("rope_kv_cache_write", "decode", FLOATS, _rope_kv_cases, "transcendental"),
+        OpSpec("decode_advance", "decode", (dt.int32, dt.int64), _advance_cases, "exact"),
+        OpSpec("rope_cache_attention", "decode", FLOATS, _rope_attention_cases, "reduction"),
         OpSpec("sdpa_causal_cache", "decode", FLOATS, _sdpa_cache_cases, "reduction"),
         OpSpec("gather_matmul", "decode", FLOATS, _gather_matmul_cases, "reduction"),
         OpSpec("silu_mul", "decode", FLOATS, _silu_mul_cases, "transcendental"),

@@ -1,0 +1,141 @@
+"""The decode step's launches on the stub GPU of scripts/stub_cuda.py (no device needed): the
+cache attention is one cluster launch of 8 x (B * Hkv) blocks with the right arguments where
+it serves and the two-kernel path elsewhere; a TinyLlama-shaped step launches the fused
+kernels. Run in a subprocess: the stub replaces process-wide state."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pygpukit_cuda._native")
+
+SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
+
+_CHECK = r"""
+import math, struct
+import numpy as np
+import stub_cuda
+ctx = stub_cuda.install()
+names = {}
+def function(self, name):
+    names[hash(name) & 0xFFFF] = name
+    return hash(name) & 0xFFFF
+stub_cuda.StubModule.function = function
+ctx.copy_async = lambda *a, **k: None
+ctx.memset_async = lambda *a, **k: None
+import pygpukit as gp
+from pygpukit_cuda import attend_cluster
+
+def launches(fn):
+    ctx.launches.clear()
+    ctx.record = True
+    fn()
+    ctx.record = False
+    return [(names[f], tuple(g), tuple(b) if isinstance(b, (tuple, list)) else (b,), a)
+            for f, g, b, _s, _st, a in ctx.launches]
+
+def attention(b, hq, hkv, sq, length, d, dtype="bfloat16", window=0):
+    q = gp.zeros((b, hq, sq, d), dtype=dtype, device="cuda:0")
+    k = gp.zeros((b, hkv, length, d), dtype=dtype, device="cuda:0")
+    idx = gp.zeros((b,), dtype=gp.int32, device="cuda:0")
+    return launches(lambda: gp.sdpa_causal_cache(q, k, k, idx, idx, window=window))
+
+got = attention(1, 32, 4, 1, 512, 64)
+assert len(got) == 1, got
+name, grid, block, args = got[0]
+assert name == "pgk_sdpa_cluster_bfloat16_64" and grid == (8, 4, 1) and block == (256,), got
+fields = struct.Struct(attend_cluster._ARGS).unpack(args)
+from pygpukit.core import dtypes as dt
+from pygpukit_cuda.kernels.ctypes_table import ctype
+assert fields[6:9] == (ctype(dt.bfloat16).code, ctype(dt.int32).code, ctype(dt.int32).code)
+assert fields[9:16] == (32, 8, 1, 4, 512, 64, 64), fields[9:16]
+assert math.isclose(fields[-2], 1 / 8) and fields[-1] == 0
+# Llama-3-8B heads at batch 3: 8 blocks for each of 3 x 8 (row, kv head) pairs, D 128
+name, grid, _, _ = attention(3, 32, 8, 1, 256, 128, window=5)[0]
+assert name == "pgk_sdpa_cluster_bfloat16_128" and grid == (8, 24, 1)
+# float32, 17 query rows per kv head, head_dim 256, a 8192-slot cache: the two-kernel path
+for case in ((1, 32, 4, 1, 512, 64, "float32"), (1, 17, 1, 1, 64, 64), (1, 8, 1, 1, 64, 256),
+             (1, 8, 1, 1, 8192, 64)):
+    got = [n for n, *_ in attention(*case)]
+    assert got[0].startswith("pgk_sdpa_cache_") and got[1].endswith("_merge"), (case, got)
+attend_cluster.ENABLED = False
+assert [n for n, *_ in attention(1, 32, 4, 1, 512, 64)][0] == "pgk_sdpa_cache_bfloat16"
+attend_cluster.ENABLED = True
+
+# a driver refusing the cluster launch: the two-kernel path, then and for later calls;
+# another launch failure is raised
+plain = ctx.launch
+def refusing(message):
+    def launch(func, *rest):
+        if names[func].startswith("pgk_sdpa_cluster"):
+            raise RuntimeError("cuLaunchKernel failed: " + message)
+        return plain(func, *rest)
+    return launch
+ctx.launch = refusing("CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access)")
+try:
+    attention(1, 32, 4, 1, 512, 64)
+    raise AssertionError("the failure was swallowed")
+except RuntimeError as exc:
+    assert "ILLEGAL_ADDRESS" in str(exc)
+ctx.launch = refusing("CUDA_ERROR_INVALID_CLUSTER_SIZE (invalid cluster size)")
+got = [n for n, *_ in attention(1, 32, 4, 1, 512, 64)]
+assert got == ["pgk_sdpa_cache_bfloat16", "pgk_sdpa_cache_bfloat16_merge"], got
+assert attend_cluster._refused == {0}
+ctx.launch = plain
+assert [n for n, *_ in attention(1, 32, 4, 1, 512, 64)][0] == "pgk_sdpa_cache_bfloat16"
+attend_cluster._refused.clear()
+
+# the fused op: one cluster launch whose extra arguments follow the attention's
+qkv = gp.zeros((1, 1, 40, 64), dtype="bfloat16", device="cuda:0")
+cache = [gp.zeros((1, 4, 512, 64), dtype="bfloat16", device="cuda:0") for _ in range(2)]
+table = gp.zeros((512, 32), dtype="bfloat16", device="cuda:0")
+pos = gp.zeros((1, 1), dtype=gp.int64, device="cuda:0")
+one = gp.zeros((1,), dtype=gp.int32, device="cuda:0")
+def fused(qkv=qkv):
+    return gp.rope_cache_attention(qkv[:, :, :32], qkv[:, :, 32:36], qkv[:, :, 36:], table,
+                                   table.copy(), pos, cache[0], cache[1], one, one, one)
+got = launches(fused)
+assert [(n, g) for n, g, _, _ in got] == [("pgk_sdpa_cluster_rope_bfloat16_64", (8, 4, 1))], got
+fields = struct.Struct(attend_cluster._FUSED_ARGS).unpack(got[0][3])
+assert fields[9:16] == (32, 8, 1, 4, 512, 64, 64) and fields[36] == 512, fields
+# q strides as the (B, Hq, S, D) view of the projection: head 128 bytes, token 5120
+assert fields[16:20] == (5120, 128, 5120, 2), fields[16:20]
+# float32 tables: the fused kernel still (float math); float64 tables: the two passes
+wide, wide_sin = table.astype("float64"), table.astype("float64")
+got = [n for n, *_ in launches(lambda: gp.rope_cache_attention(
+    qkv[:, :, :32], qkv[:, :, 32:36], qkv[:, :, 36:], wide, wide_sin, pos, cache[0],
+    cache[1], one, one, one))]
+assert got == ["pgk_rope_kv_bfloat16_float64", "pgk_sdpa_cluster_bfloat16_64"], got
+
+x = gp.zeros((1, 2048), dtype="bfloat16", device="cuda:0")
+got = launches(lambda: gp.add_rmsnorm(x, x.copy(), x[0].copy()))
+assert [(n, g, b) for n, g, b, _ in got] == [("pgk_add_rmsnorm_vec_bfloat16", (1,), (256,))]
+got = launches(lambda: gp.add_rmsnorm(x[:, :2044], x[:, :2044], x[0, :2044]))
+assert got[0][0] == "pgk_add_rmsnorm_bfloat16_bfloat16", got  # 2044 % 8: element kernel
+print("ok")
+"""
+
+
+def test_decode_launch_geometry_on_the_stub_gpu() -> None:
+    done = subprocess.run([sys.executable, "-c", _CHECK], cwd=SCRIPTS, capture_output=True,
+                          text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr[-3000:]
+
+
+def test_tinyllama_step_launches_the_fused_kernels_on_the_stub_gpu() -> None:
+    done = subprocess.run([sys.executable, "probe_decode.py", "--stub"], cwd=SCRIPTS,
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = {line.split()[0]: line.split() for line in done.stdout.splitlines()[3:] if line}
+    # 2 layers: one cluster launch each for RoPE, the cache write and the attention, 4 norms,
+    # one counter advance; none of the kernels they replace
+    assert rows["pgk_sdpa_cluster_rope_bfloat16_64"][1:] == ["8x4x1", "256", "32", "2"]
+    assert rows["pgk_add_rmsnorm_vec_bfloat16"][-1] == "4"
+    assert rows["pgk_decode_advance"][-1] == "1"
+    for old in ("pgk_rope_at_bfloat16_float32", "pgk_kv_write_bfloat16", "pgk_add_int32_int32",
+                "pgk_sdpa_cache_bfloat16_merge", "pgk_rope_kv_bfloat16_float32"):  # fmt: skip
+        assert old not in rows
