@@ -68,7 +68,7 @@ class StubModule:
 
 def install() -> StubContext:
     """Make pygpukit_cuda see one stub GPU; returns its context (set .record to capture)."""
-    from pygpukit_cuda import _loader, compiler, device, launcher
+    from pygpukit_cuda import _loader, compiler, cublaslt, device, launcher
 
     ctx = StubContext()
     stub = SimpleNamespace(
@@ -85,6 +85,9 @@ def install() -> StubContext:
         return compiler.Image(b"", target, from_cache=True)
 
     compiler.compile_source = compile_source  # type: ignore[assignment]
+    # the stub has no cuBLASLt: on a machine with the real library, products must take the
+    # NVRTC kernels rather than hand the library the stub's context
+    cublaslt._lib, cublaslt._tried, cublaslt._status = None, True, "the stub GPU has no cuBLASLt"
     # contents are not modelled: uploads and downloads do nothing
     device.CudaBackend.upload = lambda self, buffer, offset, host: None  # type: ignore
     device.CudaBackend.download = lambda self, buffer, offset, out: None  # type: ignore

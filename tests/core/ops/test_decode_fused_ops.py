@@ -296,7 +296,8 @@ def test_rope_cache_attention_property(b: int, s: int, heads: tuple[int, int], d
     got = _attend(a, starts, window).to_numpy()
     _run(c)
     want = gp.sdpa_causal_cache(c["q"].transpose(0, 2, 1, 3), c["keys"], c["values"],
-                                gp.asarray(starts), gp.asarray(c["slots"] + s),
+                                gp.asarray(starts, device="cpu"),
+                                gp.asarray(c["slots"] + s, device="cpu"),
                                 window=window).to_numpy()  # fmt: skip
     np.testing.assert_array_equal(got, want)
     for name in ("q", "k", "keys", "values"):
