@@ -4,10 +4,18 @@ dtypes, scalar types and sides must each match NumPy, and refusals must repeat."
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
 import numpy as np
 import pygpukit as gp
 import pytest
 from pygpukit import _dtypes as dt
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "plugins"))
+import testsite
 
 DTYPES = ["float32", "float64", "int8", "int32", "uint8", "float16"]
 
@@ -72,8 +80,14 @@ def test_refusals_repeat_and_are_not_cached() -> None:
         gp.exp(np.ones(2))  # type: ignore[arg-type]
 
 
-def test_settings_changes_are_seen() -> None:
-    toyblas = pytest.importorskip("pygpukit_toyblas")
+@pytest.fixture
+def toyblas(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Any]:
+    # registered here (the fixture plugins are not installed): the test always runs
+    for _ in testsite.isolated_config(monkeypatch, tmp_path):
+        yield from testsite.toyblas_in_process(tmp_path)
+
+
+def test_settings_changes_are_seen(toyblas: Any) -> None:
     x = gp.asarray(np.ones(3, np.float32))
     x + x  # fill the cache of the current settings
     before = toyblas.calls["add"]
