@@ -38,3 +38,14 @@ def test_fused_kernel_compiles(arch: int, case: int) -> None:
     ok, image, log = _loader.nvrtc().compile(source, f"{name}.cu", options, True)
     assert ok, log
     assert image[:4] == b"\x7fELF"
+
+
+@pytest.mark.parametrize("arch", [80, 90])
+def test_warp_per_frame_kernels_compile(arch: int) -> None:
+    """Both precisions of the framing kernel that float32/float64 signals take."""
+    from pygpukit.audio import _frames
+
+    options = [*compiler.BASE_OPTIONS, f"-arch=sm_{arch}"]
+    ok, image, log = _loader.nvrtc().compile(_frames._SOURCE, "frames.cu", options, True)
+    assert ok, log
+    assert image[:4] == b"\x7fELF"
