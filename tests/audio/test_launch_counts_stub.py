@@ -59,10 +59,19 @@ def one_call(fn):
     return [names[l[0]] for l in ctx.launches], len(runs), len(copies), len(reads)
 
 # the NaN test rides in the framing kernel: a zeroed flag (one tiny fill), read last
-FLAG = ["pgk_copy_int32", "pgk_ew_pgk_audio_frames_0"]
+FLAG = ["pgk_copy_int32", "pgk_audio_frames_f32"]
 y = gp.asarray(np.ones(16000 * 3, np.float32), device="cuda:0")
 got = one_call(lambda: spectral.stft(y, n_fft=400, hop_length=160))
 assert got == (FLAG, 1, 0, 1), got
+# the framing kernel is laid out as it is indexed (not the flat ElementwiseKernel, whose
+# per-element quotients made the 600 s stft 2.8x slower on the H100): a warp per frame,
+# the signal on grid y, and the arguments the kernel reads
+import struct
+from pygpukit.audio import _frames
+(frames,) = [l for l in ctx.launches if names[l[0]] == "pgk_audio_frames_f32"]
+assert frames[1] == (-(-301 // _frames.WARPS), 1, 1) and frames[2] == (32, _frames.WARPS, 1)
+assert struct.unpack(_frames.ARG_FORMAT, frames[5])[4:] == (48000, 200, 160, 400, 301, 0, 1,
+                                                            48200), frames
 got = one_call(lambda: spectral.melspectrogram(y=y, sr=16000, n_fft=400, hop_length=160,
                                                n_mels=80))
 k = got[0]
@@ -71,6 +80,8 @@ assert len(k) == 4 and "gemm" in k[3] and got[1:] == (1, 0, 1), got
 # reflect padding too is done by the framing kernel (no gathers, which each read a flag)
 clips = gp.asarray(np.ones((2, 16000 * 30), np.float32), device="cuda:0")
 got = one_call(lambda: whisper.log_mel_spectrogram(clips, 80))
+(frames,) = [l for l in ctx.launches if names[l[0]] == "pgk_audio_frames_f32"]
+assert frames[1] == (375, 2, 1), frames[1]  # 3000 frames of 2 clips
 k = got[0]
 assert k[:3] == FLAG + ["pgk_ew_pgk_audio_power_0"], got
 assert "gemm" in k[3] and k[-1] == "pgk_ew_pgk_audio_whisper_log_0", got

@@ -306,10 +306,16 @@ extern "C" __global__ void {kname}({", ".join(decl)}, const long long n,
     }} else {{
       long long rem = i;
       for (int k = 0; k < {nops}; ++k) _pgk_off[k] = 0;
-      for (int d = (int)_pgk_nd - 1; d >= 0; --d) {{
-        const long long c = rem % _pgk_L.shape[d];
-        rem /= _pgk_L.shape[d];
-        for (int k = 0; k < {nops}; ++k) _pgk_off[k] += c * _pgk_L.st[k][d];
+      // unrolled over every possible axis, so each reads the layout at a constant index:
+      // a dynamic index makes each thread copy the whole layout struct to local memory
+      // first (128+ bytes a thread, more traffic than a small op's own data)
+      #pragma unroll
+      for (int d = {MAX_DIMS} - 1; d >= 0; --d) {{
+        if (d < _pgk_nd) {{
+          const long long c = rem % _pgk_L.shape[d];
+          rem /= _pgk_L.shape[d];
+          for (int k = 0; k < {nops}; ++k) _pgk_off[k] += c * _pgk_L.st[k][d];
+        }}
       }}
     }}
     {" ".join(loads)}

@@ -24,6 +24,8 @@ from typing import Any
 import pygpukit as gp
 from pygpukit import GPUArray
 
+from . import _frames
+
 #: np.pad modes the framing kernel models, by the code the kernel switches on
 _PAD_CODES = {"constant": 0, "reflect": 1, "edge": 2, "symmetric": 3}
 
@@ -95,8 +97,10 @@ def windowed_frames(y: GPUArray, window: GPUArray, *, hop: int, pad: int, pad_mo
     if pad and ((mode == 1 and pad > n - 1) or (mode == 3 and pad > n)):
         return None
     nfft = int(window.shape[-1])
-    rows = math.prod(y.shape[:-1]) * n_frames
-    if rows >= _EXACT_QUOTIENT or rows * nfft >= 2**31:  # see _FRAMES_OP
+    signals = math.prod(y.shape[:-1])
+    rows = signals * n_frames
+    direct = _frames.takes(y.dtype, signals)  # the warp-per-frame kernel (float32/64)
+    if not direct and (rows >= _EXACT_QUOTIENT or rows * nfft >= 2**31):  # see _FRAMES_OP
         return None
     # the frames read the padded signal's [0, end) directly: every sample when hop <= nfft
     end = (n_frames - 1) * hop + nfft - pad
@@ -107,6 +111,10 @@ def windowed_frames(y: GPUArray, window: GPUArray, *, hop: int, pad: int, pad_mo
     out = gp.empty((*y.shape[:-1], n_frames, nfft), dtype=y.dtype, device=y.device)
     if out.size:
         flag = bad if bad is not None else gp.empty((1,), dtype=gp.int32, device=y.device)
+        if direct and _frames.launch(y, window, out, flag, pad=pad, hop=hop, mode=mode,
+                                     check=bad is not None,
+                                     tail_from=max(0, end)):  # fmt: skip
+            return out
         _frames_kernel()(y, window, n, pad, hop, nfft, n_frames, mode, 1.0 / nfft,
                          1.0 / n_frames, flag, int(bad is not None), max(0, end),
                          out)  # fmt: skip
