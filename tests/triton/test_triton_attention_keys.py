@@ -20,8 +20,7 @@ class Recorder:
         self.keys: list[tuple[str, tuple[Any, ...]]] = []
         self.launches: list[tuple[tuple[int, ...], dict[str, Any], int, int]] = []
 
-    def choose(self, name: str, key: str, index: int, cands: Any, launch: Any,
-               spread: Any = None) -> Any:  # fmt: skip
+    def choose(self, name: str, key: str, index: int, cands: Any, launch: Any) -> Any:
         self.keys.append((key, tuple(cands)))
         return cands[self.pick]
 
@@ -56,7 +55,7 @@ def test_pair_programs_halve_the_query_grid(monkeypatch: pytest.MonkeyPatch, pai
     rec = Recorder()
     monkeypatch.setattr(ka, "_program", rec)
     monkeypatch.setattr(ka, "interpret", lambda: False)
-    monkeypatch.setattr(ka.autotune, "choose", lambda n, k, i, c, *a: (128, 64, 8, 3, pair))
+    monkeypatch.setattr(ka.autotune, "choose", lambda n, k, i, c, launch: (128, 64, 8, 3, pair))
     ka.sdpa_causal(*_qkv("float16", 64, 2048 + 1), 0.125)  # 17 query blocks: one left alone
     grid, consts, warps, stages = rec.launches[-1]
     assert grid == (16, 9 if pair else 17) and consts["PAIR"] is pair

@@ -14,26 +14,18 @@ compile, seconds of idle GPU whose clocks were still ramping: a coin toss, kept 
 for good. So every candidate is compiled and launched first, the GPU is kept busy a
 while, and then the candidates are timed in interleaved rounds of windows of at least
 WINDOW_MS, each keeping its fastest round; each entry keeps every candidate's time.
-
-A kernel whose inputs fit the L2 cache (attention at 16 heads x 2048 x 128: 25 MB of q, k
-and v; the H100 has 50 MB) was timed on the same inputs launch after launch, so from L2,
-while the benchmark (and a model, whose layers each bring new data) reads them from memory:
-the tuned 48.7 us became 57.4 us per call there, and a pick made warm need not be the best
-cold. A caller may pass `spread`: launches over copies of the inputs, taken in turn while
-timing, so every timed launch finds its inputs out of L2 as the benchmark's rotation does.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
-import itertools
 import json
 import math
 import os
 import tempfile
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -94,17 +86,9 @@ def _store(path: Path) -> None:
         pass  # a read-only cache only costs tuning again next time
 
 
-#: a launch of candidate c on one copy of the inputs
-Launch = Callable[[Any], None]
-#: launches over copies of the inputs (the first may be the caller's own)
-Spread = Callable[[], Sequence[Launch]]
-
-
 def choose(name: str, key: str, device_index: int, candidates: Sequence[Any],
-           launch: Launch, spread: Spread | None = None) -> Any:  # fmt: skip
-    """The best of `candidates` for this problem; `launch(c)` runs the kernel with c.
-    `spread()`, called only when timing, gives launches over copies of the inputs (the
-    same layout and alignment), cycled through so the timed inputs are not in L2."""
+           launch: Callable[[Any], None]) -> Any:  # fmt: skip
+    """The best of `candidates` for this problem; `launch(c)` runs the kernel with c."""
     if len(candidates) == 1 or availability.interpret():
         return candidates[0]
     hit = _chosen.get((name, key, device_index), _chosen)
@@ -112,9 +96,7 @@ def choose(name: str, key: str, device_index: int, candidates: Sequence[Any],
         return hit
     from pygpukit_cuda import cubin
 
-    # "cold": chosen on inputs out of L2; warm choices stored before that must not apply
-    how = "cold" if spread is not None else "warm"
-    full = (f"{name}|{key}|{fingerprint(candidates)}|{how}|{_device_name(device_index)}|"
+    full = (f"{name}|{key}|{fingerprint(candidates)}|{_device_name(device_index)}|"
             f"{availability.status()[1]}")  # fmt: skip
     path = cache_file()
     with _lock:
@@ -126,7 +108,7 @@ def choose(name: str, key: str, device_index: int, candidates: Sequence[Any],
         return pick
     if cubin.is_capturing(device_index):
         return candidates[0]
-    best, times = tune(candidates, launch, spread)
+    best, times = tune(candidates, launch)
     with _lock:
         _memory[full] = {"pick": best, "config": repr(candidates[best]),
                          "ms": [None if math.isinf(t) else round(t, 5) for t in times]}  # fmt: skip
@@ -135,28 +117,17 @@ def choose(name: str, key: str, device_index: int, candidates: Sequence[Any],
     return candidates[best]
 
 
-def tune(candidates: Sequence[Any], launch: Launch,
-         spread: Spread | None = None) -> tuple[int, list[float]]:  # fmt: skip
+def tune(candidates: Sequence[Any], launch: Callable[[Any], None]) -> tuple[int, list[float]]:
     """(index of the fastest candidate, milliseconds per launch of each; inf: it failed)."""
     times = [math.inf] * len(candidates)
     runs: dict[int, Callable[[], None]] = {}
     for i, c in enumerate(candidates):  # compile and load everything before timing anything
+        run: Callable[[], None] = functools.partial(launch, c)
         try:
-            launch(c)
+            run()
         except Exception:  # a configuration this GPU cannot run (shared memory, registers)
             continue
-        runs[i] = functools.partial(launch, c)
-    copies: list[Launch] = []
-    if spread is not None and runs:
-        try:
-            copies = list(spread())
-        except Exception:  # no memory for the copies: time on the caller's inputs (warm)
-            copies = []
-    if len(copies) > 1:
-        # one turn for all: the next timed launch, whichever candidate, takes the copy
-        # used longest ago (a candidate's window never starts where the last one ended)
-        turn = itertools.cycle(copies)
-        runs = {i: _rotating(turn, candidates[i]) for i in runs}
+        runs[i] = run
     if not runs:
         return 0, times
     counts: dict[int, int] = {}
@@ -184,11 +155,6 @@ def tune(candidates: Sequence[Any], launch: Launch,
         return 0, times
     best = min(runs, key=lambda i: times[i])
     return best, times
-
-
-def _rotating(turn: Iterator[Launch], c: Any) -> Callable[[], None]:
-    """Candidate c launched on the next copy of the inputs at each call."""
-    return lambda: next(turn)(c)
 
 
 def _time(run: Callable[[], None], count: int) -> float:

@@ -6,13 +6,12 @@ from __future__ import annotations
 import functools
 import hashlib
 import inspect
-from collections.abc import Callable
 from typing import Any
 
 from pygpukit import GPUArray
 from pygpukit.backend import astype
 
-from .. import autotune, cold
+from .. import autotune
 from ..availability import interpret
 from ..compiled import triton_type
 from ..launch import Program
@@ -35,7 +34,6 @@ CONFIGS_D128 = [(128, 64, 8, 3, False), (128, 128, 8, 2, False), (128, 64, 8, 4,
                 (64, 64, 4, 3, False), (64, 64, 4, 4, False), (64, 128, 8, 2, False),
                 (128, 64, 8, 3, True)]  # fmt: skip
 CONFIGS = CONFIGS_D64
-Config = tuple[int, int, int, int, bool]
 #: wide heads (BD > 128) keep smaller tiles so the Q tile and accumulator fit registers
 CONFIGS_WIDE = [(64, 32, 4, 2, False), (32, 32, 4, 2, False)]
 CONFIGS_F32 = [(64, 32, 4, 2, False), (32, 32, 4, 2, False)]
@@ -45,15 +43,6 @@ CONFIGS_F32 = [(64, 32, 4, 2, False), (32, 32, 4, 2, False)]
 def _source() -> str:
     """A digest of the attention program's source (its helpers included)."""
     return hashlib.sha1(inspect.getsource(ap).encode()).hexdigest()[:10]
-
-
-def grid(c: Config, programs: int, sq: int) -> tuple[int, int]:
-    """The launch grid of candidate c for `programs` (batch x heads) rows of `sq` queries:
-    heads on the first axis, query blocks on the second (the kernel numbers them from the
-    last, so every head's heavy blocks are dispatched before any light one); PAIR programs
-    take two blocks each."""
-    blocks = -(-sq // c[0])
-    return programs, -(-blocks // 2) if c[4] else blocks
 
 
 def _pow2(n: int) -> int:
@@ -99,21 +88,16 @@ def sdpa_causal(q: GPUArray, k: GPUArray, v: GPUArray, out: GPUArray, scale: flo
     ieee = q4.dtype.name == "float32"
     upcast = interpret() and q4.dtype.name == "bfloat16"
 
-    def launcher(given: list[Any]) -> Callable[[Config], None]:
-        def launch(c: Config) -> None:
-            bm, bn, warps, stages, pair = c
-            consts = (("BM", bm), ("BN", bn), ("BD", bd), ("BDV", bdv),
-                      ("IEEE", ieee or upcast), ("UPCAST", upcast), ("EVEN_D", even_d),
-                      ("SCALE_POS", scale > 0), ("PAIR", pair))  # fmt: skip
-            _program(grid(c, nb * h, sq), given, types, consts, num_warps=warps,
-                     num_stages=stages)  # fmt: skip
-
-        return launch
-
-    def spread() -> list[Callable[[Config], None]]:
-        # the tuner times on copies of q, k and v in turn (the output stays): inputs out of
-        # L2, as the benchmark's rotation and a model's layers see them
-        return [launcher([*qkv, *args[3:]]) for qkv in cold.sets([q4, k4, v4])]
+    def launch(c: tuple[int, int, int, int, bool]) -> None:
+        bm, bn, warps, stages, pair = c
+        consts = (("BM", bm), ("BN", bn), ("BD", bd), ("BDV", bdv), ("IEEE", ieee or upcast),
+                  ("UPCAST", upcast), ("EVEN_D", even_d), ("SCALE_POS", scale > 0),
+                  ("PAIR", pair))  # fmt: skip
+        # heads on the first axis, query blocks on the second (the kernel numbers them from
+        # the last), so every head's heavy blocks are dispatched before any light one
+        blocks = -(-sq // bm)
+        _program((nb * h, -(-blocks // 2) if pair else blocks), args, types, consts,
+                 num_warps=warps, num_stages=stages)  # fmt: skip
 
     even_d = bd == d and bdv == dv  # no head-dim masks: plain (vectorised) loads
     configs = (CONFIGS_F32 if ieee else CONFIGS_WIDE if max(bd, bdv) > 128
@@ -121,5 +105,4 @@ def sdpa_causal(q: GPUArray, k: GPUArray, v: GPUArray, out: GPUArray, scale: flo
     # the stored choice also names the candidate list (autotune.fingerprint) and the
     # program's source, so a changed list or kernel tunes again rather than reusing an index
     key = f"{_source()}|{q4.dtype.name}|{bd}|{bdv}|{_pow2(sq)}|{_pow2(skv)}|{h // hkv}"
-    launch = launcher(args)
-    launch(autotune.choose("sdpa_causal", key, out.device.index, configs, launch, spread))
+    launch(autotune.choose("sdpa_causal", key, out.device.index, configs, launch))

@@ -145,20 +145,15 @@ def flash_causal(q, k, v, out, H, G, Sq, Skv, D, DV, scale,
     last = (Sq + BM - 1) // BM - 1
     # the last query blocks see the most keys: number blocks from the end so they start first
     heavy = last - tl.program_id(1)
+    light = tl.program_id(1)
+    blocks = 1
     if PAIR:
         # program p also takes block p, the p-th lightest: every program then reads about
         # the same number of key tiles, so a grid that fits the GPU in one wave ends evenly
         # (a loop, not a second inlined copy: two copies cost ~50 registers per thread)
-        light = tl.program_id(1)
         blocks = 1 + (light < heavy).to(tl.int32)
-        for j in range(0, blocks):
-            start = (heavy - j * (heavy - light)) * BM
-            _block(q, k, v, out, b, h, hk, start, Sq, Skv, D, DV, qk_scale, sqs, sqd, skh,
-                   sks, skd, svh, svs, svd, sos, sod, sqb, sqh, skb, svb, sob, soh, BM, BN,
-                   BD, BDV, IEEE, UPCAST, EVEN_D, SCALE_POS)  # fmt: skip
-    else:
-        # one block, straight-line as before PAIR existed. Triton 3.9 folds a one-trip loop
-        # to the same SASS anyway; this keeps it so on any version (the H100 runs 3.6)
-        _block(q, k, v, out, b, h, hk, heavy * BM, Sq, Skv, D, DV, qk_scale, sqs, sqd, skh,
-               sks, skd, svh, svs, svd, sos, sod, sqb, sqh, skb, svb, sob, soh, BM, BN, BD,
-               BDV, IEEE, UPCAST, EVEN_D, SCALE_POS)  # fmt: skip
+    for j in range(0, blocks):
+        start = (heavy - j * (heavy - light)) * BM
+        _block(q, k, v, out, b, h, hk, start, Sq, Skv, D, DV, qk_scale, sqs, sqd, skh, sks,
+               skd, svh, svs, svd, sos, sod, sqb, sqh, skb, svb, sob, soh, BM, BN, BD, BDV,
+               IEEE, UPCAST, EVEN_D, SCALE_POS)  # fmt: skip
