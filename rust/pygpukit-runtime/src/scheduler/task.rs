@@ -101,6 +101,9 @@ pub struct Task {
     /// another; only the outermost takes and gives back the device (see `begin_nested`).
     depth: AtomicU32,
     grant_ns: AtomicU64,
+    /// A launch measured on the device ended inside the open outer launch: the outer's end
+    /// then charges no host time (the device time of what it ran is charged as it retires).
+    inner_measured: AtomicBool,
     launches: AtomicU64,
     throttle_events: AtomicU64,
     busy_ns: AtomicU64,
@@ -141,6 +144,7 @@ impl Task {
             holding: AtomicBool::new(false),
             depth: AtomicU32::new(0),
             grant_ns: AtomicU64::new(0),
+            inner_measured: AtomicBool::new(false),
             launches: AtomicU64::new(0),
             throttle_events: AtomicU64::new(0),
             busy_ns: AtomicU64::new(0),
@@ -276,8 +280,12 @@ impl Task {
             self.arbiter.note_urgent(self.lane, self.id, pair, events);
         }
         drop(st);
-        if self.close_scope() && self.holding.swap(false, Ordering::AcqRel) {
-            self.arbiter.release(self.id, 0);
+        if self.close_scope() {
+            if self.holding.swap(false, Ordering::AcqRel) {
+                self.arbiter.release(self.id, 0);
+            }
+        } else {
+            self.inner_measured.store(true, Ordering::Relaxed);
         }
     }
 
@@ -375,6 +383,7 @@ impl Task {
             return None;
         }
         self.grant_ns.store(clock::now_ns(), Ordering::Relaxed);
+        self.inner_measured.store(false, Ordering::Relaxed);
         self.holding.store(true, Ordering::Release);
         self.depth.store(1, Ordering::Release);
         self.launches.fetch_add(1, Ordering::Relaxed);
@@ -426,6 +435,7 @@ impl Task {
         self.gate_wait_ns.fetch_add(waited, Ordering::Relaxed);
         self.gate_wait_max_ns.fetch_max(waited, Ordering::Relaxed);
         self.grant_ns.store(granted, Ordering::Relaxed);
+        self.inner_measured.store(false, Ordering::Relaxed);
         self.holding.store(true, Ordering::Release);
         self.depth.store(1, Ordering::Release);
         self.launches.fetch_add(1, Ordering::Relaxed);
@@ -463,13 +473,17 @@ impl Task {
     /// End the current launch; `busy_ns` None measures the time since the grant. Returns the
     /// busy time charged (0 when no launch was open).
     /// Inside an outer launch this closes the inner one only: the outer's end charges the
-    /// whole op, the inner ops' time included.
+    /// whole op, the inner ops' time included, unless an inner launch was measured on the
+    /// device: then the outer charges nothing, so that time is not counted twice.
     pub fn end_launch(&self, busy_ns: Option<u64>) -> u64 {
         if !self.close_scope() || !self.holding.swap(false, Ordering::AcqRel) {
             return 0;
         }
-        let busy = busy_ns
-            .unwrap_or_else(|| clock::now_ns().saturating_sub(self.grant_ns.load(Ordering::Relaxed)));
+        let busy = if self.inner_measured.swap(false, Ordering::Relaxed) {
+            0
+        } else {
+            busy_ns.unwrap_or_else(|| clock::now_ns().saturating_sub(self.grant_ns.load(Ordering::Relaxed)))
+        };
         self.busy_ns.fetch_add(busy, Ordering::Relaxed);
         self.arbiter.release(self.id, busy);
         busy
