@@ -35,10 +35,8 @@ def frame_index(n: int, frame_length: int, hop: int, pad: int, pad_mode: str) ->
     return np.ascontiguousarray(index.astype(np.int64 if n >= 2**31 - 1 else np.int32))
 
 
-def frame(
-    y: GPUArray, fn: str, *, frame_length: int, hop_length: int, pad: int, pad_mode: str
-) -> GPUArray:
-    """(..., n_frames, frame_length) frames of y every hop_length, after padding each end."""
+def _checked_length(y: GPUArray, fn: str, frame_length: int, pad: int, pad_mode: str) -> int:
+    """y's length, after checking that the pad mode exists and a frame fits the padded signal."""
     if pad_mode not in PAD_MODES:
         raise ValueError(f"{fn}: pad_mode must be one of {', '.join(PAD_MODES)}, got {pad_mode!r}")
     n = int(y.shape[-1])
@@ -48,6 +46,14 @@ def frame(
             + (f" + {2 * pad} padding" if pad else "")
             + "); use a shorter frame (n_fft), a longer signal or center=True"
         )
+    return n
+
+
+def frame(
+    y: GPUArray, fn: str, *, frame_length: int, hop_length: int, pad: int, pad_mode: str
+) -> GPUArray:
+    """(..., n_frames, frame_length) frames of y every hop_length, after padding each end."""
+    n = _checked_length(y, fn, frame_length, pad, pad_mode)
     if pad and pad_mode == "constant":
         zero = gp.zeros((*y.shape[:-1], 1), dtype=y.dtype, device=y.device)
         y = gp.concat([y, zero], axis=-1)
@@ -69,15 +75,7 @@ def frame_view(
     STFT's window product), this skips the gather's index read and frame-sized write.
     The core has no public as_strided, so the view is made with GPUArray._view.
     """
-    if pad_mode not in PAD_MODES:
-        raise ValueError(f"{fn}: pad_mode must be one of {', '.join(PAD_MODES)}, got {pad_mode!r}")
-    n = int(y.shape[-1])
-    if frame_length > n + 2 * pad:
-        raise ValueError(
-            f"{fn}: the frame length {frame_length} is longer than the signal ({n} samples"
-            + (f" + {2 * pad} padding" if pad else "")
-            + "); use a shorter frame (n_fft), a longer signal or center=True"
-        )
+    n = _checked_length(y, fn, frame_length, pad, pad_mode)
     padded = _padded(y, pad, pad_mode)
     if not padded.is_contiguous:  # e.g. a strided slice given with pad == 0
         padded = padded.contiguous()

@@ -6,7 +6,7 @@ first trough under the threshold (else the global minimum), refined by a parabol
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pygpukit as gp
@@ -91,6 +91,45 @@ def troughs(x: GPUArray) -> GPUArray:
     return gp.concat([first, middle, last], axis=-1)
 
 
+class PeriodAnalysis(NamedTuple):
+    """What yin and pyin share: the framed signal's normalized difference function."""
+
+    rate: float
+    hop: int
+    signal: GPUArray
+    host: bool
+    cmnd: GPUArray
+    shifts: GPUArray
+    min_period: int
+
+
+def analyse_periods(
+    fn: str,
+    y: Any,
+    sr: float,
+    fmin: float,
+    fmax: float,
+    frame_length: int,
+    hop_length: int | None,
+    center: bool,
+    pad_mode: str,
+) -> PeriodAnalysis:
+    """Check the arguments, frame y and compute its cumulative mean normalized difference
+    (..., n_frames, n_periods) and parabolic shifts over the periods fmax..fmin allow."""
+    rate = positive_rate(sr, fn)
+    length = positive_int(frame_length, fn, "frame_length")
+    check_pitch_range(fn, rate, fmin, fmax, length)
+    hop = length // 4 if hop_length is None else positive_int(hop_length, fn, "hop_length")
+    signal, host = to_device(y, fn)
+    check_audio(signal, fn)
+    pad = length // 2 if center else 0
+    frames = frame(signal, fn, frame_length=length, hop_length=hop, pad=pad, pad_mode=pad_mode)
+    min_period = int(np.floor(rate / fmax))
+    max_period = min(int(np.ceil(rate / fmin)), length - 1)
+    cmnd = difference_function(frames, min_period, max_period)
+    return PeriodAnalysis(rate, hop, signal, host, cmnd, parabolic_shifts(cmnd), min_period)
+
+
 def yin(
     y: Any,
     *,
@@ -104,18 +143,8 @@ def yin(
     pad_mode: str = "constant",
 ) -> Any:
     """f0 in Hz per frame, (..., n_frames), as librosa.yin."""
-    rate = positive_rate(sr, "yin")
-    length = positive_int(frame_length, "yin", "frame_length")
-    check_pitch_range("yin", rate, fmin, fmax, length)
-    hop = length // 4 if hop_length is None else positive_int(hop_length, "yin", "hop_length")
-    signal, host = to_device(y, "yin")
-    check_audio(signal, "yin")
-    pad = length // 2 if center else 0
-    frames = frame(signal, "yin", frame_length=length, hop_length=hop, pad=pad, pad_mode=pad_mode)
-    min_period = int(np.floor(rate / fmax))
-    max_period = min(int(np.ceil(rate / fmin)), length - 1)
-    cmnd = difference_function(frames, min_period, max_period)
-    shifts = parabolic_shifts(cmnd)
+    a = analyse_periods("yin", y, sr, fmin, fmax, frame_length, hop_length, center, pad_mode)
+    rate, cmnd, shifts, min_period, host = a.rate, a.cmnd, a.shifts, a.min_period, a.host
     below = troughs(cmnd) & (cmnd < trough_threshold)
     first_below = gp.argmax(gp.astype(below, gp.int8), axis=-1, keepdims=True)
     lowest = gp.argmin(cmnd, axis=-1, keepdims=True)

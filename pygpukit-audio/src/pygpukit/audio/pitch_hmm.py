@@ -15,9 +15,8 @@ import numpy as np
 import pygpukit as gp
 from pygpukit import GPUArray
 
-from ._arrays import check_audio, positive_int, positive_rate, to_device
-from ._framing import frame
-from .pitch import check_pitch_range, difference_function, parabolic_shifts
+from ._arrays import to_device
+from .pitch import analyse_periods
 from .windows import get_window, pad_center
 
 __all__ = ["pyin", "transition_local", "transition_loop", "viterbi"]
@@ -175,18 +174,9 @@ def pyin(
 
     Unvoiced frames get f0 = fill_na (NaN by default; None keeps the best pitch guess).
     """
-    rate = positive_rate(sr, "pyin")
-    length = positive_int(frame_length, "pyin", "frame_length")
-    check_pitch_range("pyin", rate, fmin, fmax, length)
-    hop = length // 4 if hop_length is None else positive_int(hop_length, "pyin", "hop_length")
-    signal, host = to_device(y, "pyin")
-    check_audio(signal, "pyin")
-    pad = length // 2 if center else 0
-    frames = frame(signal, "pyin", frame_length=length, hop_length=hop, pad=pad, pad_mode=pad_mode)
-    min_period = int(np.floor(rate / fmax))
-    max_period = min(int(np.ceil(rate / fmin)), length - 1)
-    cmnd = difference_function(frames, min_period, max_period)
-    shifts = parabolic_shifts(cmnd)
+    a = analyse_periods("pyin", y, sr, fmin, fmax, frame_length, hop_length, center, pad_mode)
+    rate, hop, signal, host, cmnd, shifts = a.rate, a.hop, a.signal, a.host, a.cmnd, a.shifts
+    min_period = a.min_period
     thresholds = np.linspace(0, 1, n_thresholds + 1)
     beta_probs = np.diff(_beta_cdf(thresholds, *beta_parameters))
     per_semitone = int(np.ceil(1.0 / resolution))
