@@ -94,12 +94,12 @@ def record(step: Callable[[], Any]) -> list[Call]:
 
 
 def setup(device: Any, layers: int, cache_len: int, prompt: int, gemv: bool,
-          graph: bool) -> tuple[Any, np.ndarray]:  # fmt: skip
-    """A prefilled StaticDecoder of the TinyLlama shape (random weights) and its first token."""
+          graph: bool, base: dict[str, int] = TINYLLAMA) -> tuple[Any, np.ndarray]:  # fmt: skip
+    """A prefilled StaticDecoder of the `base` shape (random weights) and its first token."""
     from pygpukit.benchmark.llm_decode import build_model
     from pygpukit.llm.static_decode import StaticDecoder
 
-    shape = dict(TINYLLAMA, layers=layers)
+    shape = dict(base, layers=layers)
     model, _ = build_model(shape, device)
     ids = np.random.default_rng(0).integers(3, shape["vocab"], (1, prompt))
     cache = model.new_cache(1, cache_len)
@@ -153,7 +153,8 @@ def gpu_main(args: argparse.Namespace) -> None:
 
     device = gp.Device.parse("cuda:0")
     print(f"device: {gp.get_device_info(device).get('name', '?')}")
-    decoder, first = setup(device, args.layers, args.cache, args.prompt, args.gemv, True)
+    decoder, first = setup(device, args.layers, args.cache, args.prompt, args.gemv, True,
+                           _base_shape(args.shape))  # fmt: skip
     calls = record(lambda: decoder.step(first))  # eager: compiles, cuBLASLt trials
     step = step_us(decoder)
     nodes = decoder._graph.node_count
@@ -288,18 +289,33 @@ def _dims(d: Any) -> tuple[int, ...]:
     return tuple(d) if isinstance(d, (tuple, list)) else (int(d),)
 
 
+def _base_shape(name: str) -> dict[str, int]:
+    """The benchmark's shape of that name (TinyLlama when "tinyllama")."""
+    from pygpukit.benchmark.llm_decode import SHAPES
+
+    if name == "tinyllama":
+        return TINYLLAMA
+    return SHAPES[name]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--stub", action="store_true", help="no GPU: list the step's launches")
     ap.add_argument("--gemv", action="store_true", help="projections through linear_rows")
-    ap.add_argument("--layers", type=int, default=None, help="22 (GPU), 2 (stub)")
+    ap.add_argument(
+        "--shape",
+        default="tinyllama",
+        choices=["tinyllama", "Llama-3-8B"],
+        help="the model shape (the benchmark's; Llama-3-8B for the large row)",
+    )
+    ap.add_argument("--layers", type=int, default=None, help="the shape's (GPU), 2 (stub)")
     ap.add_argument("--cache", type=int, default=512, help="KV cache slots (the benchmark's)")
     ap.add_argument("--prompt", type=int, default=16)
     ap.add_argument("--contexts", type=int, nargs="*", default=[128, 512],
                     help="cache lengths to time the attention at as well")  # fmt: skip
     args = ap.parse_args()
     if args.layers is None:
-        args.layers = 2 if args.stub else TINYLLAMA["layers"]
+        args.layers = 2 if args.stub else _base_shape(args.shape)["layers"]
     (stub_main if args.stub else gpu_main)(args)
 
 
