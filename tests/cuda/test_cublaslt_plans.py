@@ -89,6 +89,9 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> Any:
         monkeypatch.setattr(device, "allocator", lambda index: pool)
         monkeypatch.setattr(device, "context", lambda index: None)
         monkeypatch.setattr(cublaslt, "_plans", plans.PlanCache("test", 4096))
+        monkeypatch.setattr(cublaslt, "_flush_buffer", lambda index: "flush")
+        # a flush is an entry among the runs; it costs fake time that no event pair sees
+        monkeypatch.setattr(cublaslt, "_flush", lambda buf: lib.calls.append((buf,)))
         return lib, pool
 
     return make
@@ -140,6 +143,18 @@ def test_trial_keeps_the_fastest_candidate_once(fake: Any) -> None:
     assert len(lib.calls) == n
 
 
+def test_trial_flushes_l2_before_each_timed_run(fake: Any) -> None:
+    lib, _ = fake([1.0, 0.9])
+    plan_of(lib, 4096)
+    # per candidate: a warm-up run, then (flush, timed run) pairs: a run follows a run only
+    # where the candidate changes (the next one's warm-up)
+    for prev, call in zip(lib.calls, lib.calls[1:], strict=False):
+        if len(prev) > 1 and len(call) > 1:
+            assert prev[3] != call[3], lib.calls
+    flushes = sum(c == ("flush",) for c in lib.calls)
+    assert flushes == 1 + 2 * cublaslt.TRIAL_REPEATS  # t0 alone, then each candidate's reps
+
+
 def test_trial_keeps_the_heuristic_order_on_near_ties(fake: Any) -> None:
     lib, _ = fake([1.0, 0.97])
     assert plan_of(lib, 4096).choice == 0
@@ -151,7 +166,8 @@ def test_trial_cost_is_bounded_for_slow_products(fake: Any) -> None:
     assert lib.clock <= 2.5 * cublaslt.TRIAL_BUDGET_MS, lib.clock
     lib2, _ = fake([cublaslt.TRIAL_BUDGET_MS] * 8)
     assert plan_of(lib2, 8192).choice == 0
-    assert len(lib2.calls) == 2  # warm-up and one timed run: no other candidate
+    runs = [c for c in lib2.calls if len(c) > 1]
+    assert len(runs) == 2  # warm-up and one timed run: no other candidate
 
 
 @pytest.mark.parametrize("n", [64, 4096])

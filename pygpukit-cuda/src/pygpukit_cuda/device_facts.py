@@ -12,6 +12,7 @@ BLOCK = 256
 
 _sm_counts: dict[int, int] = {}
 _capabilities: dict[int, int] = {}
+_l2_bytes: dict[int, int] = {}
 
 
 def sm_count(device_index: int) -> int:
@@ -24,6 +25,18 @@ def sm_count(device_index: int) -> int:
             driver().ATTR_MULTIPROCESSOR_COUNT
         )
     return sms
+
+
+def l2_bytes(device_index: int) -> int:
+    """Bytes of L2 cache of GPU `device_index`."""
+    size = _l2_bytes.get(device_index)
+    if size is None:
+        from ._loader import driver
+
+        size = _l2_bytes[device_index] = context(device_index).attribute(
+            driver().ATTR_L2_CACHE_SIZE
+        )
+    return size
 
 
 def compute_capability(device_index: int) -> int:
