@@ -1,8 +1,8 @@
-"""Every cuBLASLt candidate of decode-shaped bf16 products, timed warm (the weight in L2,
-back-to-back runs) and cold (L2 flushed before each run, as in a decode step that streams
-each layer's weights once), beside the candidate the trial picked, on a GPU.
+"""Every cuBLASLt candidate of decode-shaped bf16 products, timed cold (L2 flushed before
+each run, as in a decode step that streams each layer's weights once; events around the
+run alone), beside the candidate the trial picked, on a GPU.
 
-    python scripts/probe_matmul_algos.py [--shapes 1x4096x4096 1x2048x2048 ...]
+    python scripts/probe_matmul_algos.py [--shapes 1x4096x4096 ...] [--results 24]
 
 A shape MxKxN is x (M, K) @ w (K, N); each is probed with w contiguous and with w a
 transposed view of an (N, K) matrix (the layout of a checkpoint's weights).
@@ -55,17 +55,10 @@ def probe(gp: Any, shape: str, transposed: bool, scratch: Any) -> None:
         plan.run(i, handle, data_ptr(w), data_ptr(x), data_ptr(out), ws.ptr)
 
     print(f"\n{shape} w {'(N,K)^T' if transposed else '(K,N)'}: trial chose {plan.choice}")
-    print(f"{'cand':>4} {'ws KiB':>8} {'warm us':>8} {'cold us':>8}")
+    print(f"{'cand':>4} {'ws KiB':>8} {'cold us':>8}")
     for i, size in enumerate(plan.workspace_sizes):
         try:
-            for _ in range(3):
-                run(i)
-            start.record()
-            for _ in range(20):
-                run(i)
-            end.record()
-            end.synchronize()
-            warm = streams.get_elapsed_time(start, end) * 1e3 / 20
+            run(i)
             colds = []
             for _ in range(9):
                 add_inplace(scratch, 1.0)
@@ -78,14 +71,19 @@ def probe(gp: Any, shape: str, transposed: bool, scratch: Any) -> None:
         except RuntimeError as exc:
             print(f"{i:>4} {size // 1024:>8} failed: {exc}")
             continue
-        print(f"{i:>4} {size // 1024:>8} {warm:>8.2f} {cold:>8.2f}")
+        print(f"{i:>4} {size // 1024:>8} {cold:>8.2f}")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shapes", nargs="*", default=DEFAULT)
+    ap.add_argument("--results", type=int, default=None, help="heuristic results per plan")
     args = ap.parse_args()
     import pygpukit as gp
+    from pygpukit_cuda import cublaslt
+
+    if args.results:
+        cublaslt.HEURISTIC_RESULTS = args.results
 
     scratch = gp.zeros((48 << 20,), dtype="float32", device="cuda")  # 192 MB: past any L2
     for shape in args.shapes:
