@@ -35,10 +35,14 @@ def _group(n: int) -> tuple[int, int]:
 
 #: the vector path serves these row ops (False turns it off: scripts/bench_bandwidth.py compares)
 VECTOR_ROWS = True
+#: up to this many rows (a decode step's few tokens), the vector path gives each thread one
+#: 16-byte piece of a row instead of up to VEC_PER_THREAD: a lone row's loads then spread
+#: over a block rather than queue in one warp (a 1 x 1024 bf16 rmsnorm took 3.2 us so)
+FEW_ROWS = 64
 
 
 def _vector_group(x: GPUArray, out: GPUArray, axis: int, kept: list[tuple[int, ...]], n: int,
-                  params: tuple[GPUArray | None, ...]) -> int:  # fmt: skip
+                  params: tuple[GPUArray | None, ...], nrows: int) -> int:  # fmt: skip
     """Threads per row on the vector path (whole rows in registers, 16-byte accesses), or
     0 where it does not apply: x, out, gamma and beta all of one dtype, unit element stride
     along the row, 16-byte aligned rows (pointers and every row stride), and n a multiple
@@ -59,7 +63,12 @@ def _vector_group(x: GPUArray, out: GPUArray, axis: int, kept: list[tuple[int, .
     group = 32
     while group * ns.VEC_PER_THREAD < nv:
         group *= 2
-    return group if group <= ns.VEC_MAX_GROUP else 0
+    if group > ns.VEC_MAX_GROUP:
+        return 0
+    if nrows <= FEW_ROWS:
+        while group < nv and group < ns.VEC_MAX_GROUP:
+            group *= 2
+    return group
 
 
 def run_rows(op: str, x: GPUArray, out: GPUArray, axis: int, gamma: GPUArray | None = None,
@@ -78,7 +87,7 @@ def run_rows(op: str, x: GPUArray, out: GPUArray, axis: int, gamma: GPUArray | N
         return
     lay = [nrows, n, len(kept), 0]
     lay += _pad([k[0] for k in kept]) + _pad([k[1] for k in kept]) + _pad([k[2] for k in kept])
-    vgroup = _vector_group(x, out, axis, kept, n, (gamma, beta))
+    vgroup = _vector_group(x, out, axis, kept, n, (gamma, beta), nrows)
     if vgroup:
         # a warp per row, 8 rows a block; a longer row has the block (pgk_gred's rule)
         group, block = vgroup, vgroup if vgroup > 32 else 256

@@ -5,6 +5,8 @@ path (every float dtype, lengths that take it and lengths/views that fall back).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pygpukit as gp
 import pytest
@@ -182,18 +184,20 @@ def vector_group(op: str, x: gp.GPUArray, g: gp.GPUArray, b: gp.GPUArray,
     kept = _merge([(x.shape[d], x.strides[d], out.strides[d]) for d in range(axis)
                    if x.shape[d] != 1])  # fmt: skip
     params = {"softmax": (None, None), "log_softmax": (None, None), "rmsnorm": (g, None)}
-    return nn._vector_group(x, out, axis, kept, x.shape[axis], params.get(op, (g, b)))
+    nrows = math.prod(x.shape[:axis])
+    return nn._vector_group(x, out, axis, kept, x.shape[axis], params.get(op, (g, b)), nrows)
 
 
+@pytest.mark.parametrize("lead", [(2, 3), (70,)], ids=["few-rows", "many-rows"])
 @pytest.mark.parametrize("op", ["softmax", "log_softmax", "layernorm", "rmsnorm"])
 @pytest.mark.parametrize("d", FLOATS, ids=lambda d: d.name)
-def test_row_ops_vector_path(op: str, d: dt.DataType) -> None:
+def test_row_ops_vector_path(op: str, d: dt.DataType, lead: tuple[int, ...]) -> None:
     v = 16 // d.itemsize
     # lengths on the vector path (a warp, blocks of 64..512) and off it (not a multiple
     # of the vector width; longer than the path holds)
     lengths = [v, 8 * v, 32 * 4 * v + v, 1024, 4096, 4 * 512 * v, 4 * 512 * v + v, 4100]
     for i, n in enumerate(lengths):
-        host, gh, bh = rows(d, (2, 3, n), i), rows(d, (n,), 100 + i), rows(d, (n,), 200 + i)
+        host, gh, bh = rows(d, (*lead, n), i), rows(d, (n,), 100 + i), rows(d, (n,), 200 + i)
         x, g, b = (gp.asarray(a, device="cuda") for a in (host, gh, bh))
         for alternate in (False, True):
             out = poison(gp.empty(host.shape, dtype=d, device="cuda"), alternate=alternate)
