@@ -170,6 +170,34 @@ extern "C" __global__ void %(name)s(char* x, const char* cs, const char* sn, Pgk
 """
 
 
+# q and k in one launch (a decode step's rope was two launches of a few hundred elements,
+# each ~2 us of latency): index i < Lq.n rotates q, the rest k. Each branch reads its own
+# layout struct whole, so neither is copied to local memory by a run-time choice.
+_ROPE_PAIR = r"""
+#define PGK_ROPE_ONE(X, L, J, HALF)                                                       \
+  {                                                                                       \
+    long long o[3];                                                                       \
+    pgk_offsets<3>(L, J, o);                                                              \
+    char* p1 = X + o[0];                                                                  \
+    char* p2 = p1 + HALF;                                                                 \
+    T x1 = (T)pgk_ld_%(x)s(p1), x2 = (T)pgk_ld_%(x)s(p2);                                 \
+    T c = pgk_load_as_%(Tname)s(cs + o[1], ccode), s = pgk_load_as_%(Tname)s(sn + o[2], scode); \
+    pgk_st_%(x)s(p1, (%(x_math)s)(x1 * c - x2 * s));                                       \
+    pgk_st_%(x)s(p2, (%(x_math)s)(x2 * c + x1 * s));                                       \
+  }
+extern "C" __global__ void %(name)s(char* xq, char* xk, const char* cs, const char* sn,
+                                   PgkLayout Lq, PgkLayout Lk, int ccode, int scode,
+                                   long long hq, long long hk) {
+  typedef %(T)s T;
+  PGK_GRID_LOOP(i, Lq.n + Lk.n) {
+    if (i < Lq.n) PGK_ROPE_ONE(xq, Lq, i, hq)
+    else PGK_ROPE_ONE(xk, Lk, i - Lq.n, hk)
+  }
+}
+#undef PGK_ROPE_ONE
+"""
+
+
 def _compute(d: dt.DataType) -> dt.DataType:
     return dt.float64 if d is dt.float64 else dt.float32
 
@@ -194,6 +222,15 @@ def rope_kernel(x: dt.DataType, comp: dt.DataType) -> tuple[str, str]:
 
 
 @functools.cache
+def rope_pair_kernel(x: dt.DataType, comp: dt.DataType) -> tuple[str, str]:
+    """RoPE of q and k (both of dtype x) in one launch."""
+    name = f"pgk_rope_pair_{x.name}_{comp.name}"
+    body = _ROPE_PAIR % {"name": name, "T": ctype(comp).math, "Tname": comp.name,
+                         "x": x.name, "x_math": ctype(x).math}  # fmt: skip
+    return name, PREAMBLE + load_any(comp) + body
+
+
+@functools.cache
 def bias_gelu_kernel(d: dt.DataType, approximate: str) -> source.KernelSpec:
     """out = gelu(a + b) in d's math type (a the product, b the broadcast bias)."""
     m = ctype(d).math
@@ -205,6 +242,7 @@ def all_sources() -> list[tuple[str, str]]:
     """Every built-in instance of this module (compile test, precompile)."""
     out = [sdpa_kernel(d) for d in FLOATS]
     out += [rope_kernel(x, c) for x in FLOATS for c in (dt.float32, dt.float64)]
+    out += [rope_pair_kernel(x, c) for x in FLOATS for c in (dt.float32, dt.float64)]
     out += [(s.name, s.source) for s in
             (bias_gelu_kernel(d, a) for d in FLOATS for a in ("none", "tanh"))]  # fmt: skip
     return out
@@ -313,22 +351,53 @@ def sdpa_causal(q: GPUArray, k: GPUArray, v: GPUArray, out: GPUArray, scale: flo
 
 def rope_inplace(q: GPUArray, k: GPUArray, cos: GPUArray, sin: GPUArray) -> None:
     comp = dt.float64 if dt.float64 in (q.dtype, k.dtype, cos.dtype, sin.dtype) else dt.float32
-    for x in (q, k):
-        if x.size == 0:
-            continue
-        half = x.shape[-1] // 2
-        shape = (*x.shape[:-1], half)
-        lead = x.ndim - 3  # (*B, S, H, D/2): the tables vary along S and the pair index
-        cs = (0,) * lead + (cos.strides[0], 0, cos.strides[1])
-        ss = (0,) * lead + (sin.strides[0], 0, sin.strides[1])
-        n, lay = _provider.layout(shape, [x.strides, cs, ss])
+    parts = [(x, _rope_layout(x, cos, sin)) for x in (q, k) if x.size]
+    index = q.device.index
+    # one launch where q's and k's bytes are apart (two views of one fused qkv buffer are)
+    if len(parts) == 2 and q.dtype is k.dtype and _apart(q, k):
+        (_, (nq, lq, hq)), (_, (nk, lk, hk)) = parts
+        name, src = rope_pair_kernel(q.dtype, comp)
+        fmt = "@QQQQ" + 2 * source.LAYOUT_FORMAT + "iiqq"
+        fn = launcher.function(index, name, src, fmt)
+        fn.launch((_provider._grid(index, nq + nk),), (BLOCK,),
+                  (_ptr(q), _ptr(k), _ptr(cos), _ptr(sin), *lq, *lk, ctype(cos.dtype).code,
+                   ctype(sin.dtype).code, hq, hk))  # fmt: skip
+        return
+    for x, (n, lay, half) in parts:
         name, src = rope_kernel(x.dtype, comp)
-        index = x.device.index
         fmt = "@QQQ" + source.LAYOUT_FORMAT + "iiq"
         fn = launcher.function(index, name, src, fmt)
         fn.launch((_provider._grid(index, n),), (BLOCK,),
                   (_ptr(x), _ptr(cos), _ptr(sin), *lay, ctype(cos.dtype).code,
-                   ctype(sin.dtype).code, half * x.strides[-1]))  # fmt: skip
+                   ctype(sin.dtype).code, half))  # fmt: skip
+
+
+def _apart(a: GPUArray, b: GPUArray) -> bool:
+    """Whether a's and b's byte extents cannot touch (a launch may write both at once)."""
+    if a._buffer is not b._buffer:
+        return True
+
+    def extent(x: GPUArray) -> tuple[int, int]:
+        lo = hi = _ptr(x)
+        for size, stride in zip(x.shape, x.strides, strict=True):
+            reach = (size - 1) * stride
+            lo, hi = (lo + reach, hi) if reach < 0 else (lo, hi + reach)
+        return lo, hi + x.dtype.itemsize
+
+    (alo, ahi), (blo, bhi) = extent(a), extent(b)
+    return ahi <= blo or bhi <= alo
+
+
+def _rope_layout(x: GPUArray, cos: GPUArray, sin: GPUArray) -> tuple[int, list[int], int]:
+    """(pairs, the PgkLayout values over (*B, S, H, D/2) for x, cos and sin, the byte
+    distance from a pair's first element to its second)."""
+    half = x.shape[-1] // 2
+    shape = (*x.shape[:-1], half)
+    lead = x.ndim - 3  # (*B, S, H, D/2): the tables vary along S and the pair index
+    cs = (0,) * lead + (cos.strides[0], 0, cos.strides[1])
+    ss = (0,) * lead + (sin.strides[0], 0, sin.strides[1])
+    n, lay = _provider.layout(shape, [x.strides, cs, ss])
+    return n, lay, half * x.strides[-1]
 
 
 def bias_add_inplace(x: GPUArray, bias: GPUArray) -> None:

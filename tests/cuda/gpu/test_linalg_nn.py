@@ -94,6 +94,36 @@ def test_rope_inplace_on_views(name: str) -> None:
     assert rel(gk.to_numpy(), want_k) < tol
 
 
+@pytest.mark.parametrize("name", ["float32", "bfloat16"])
+def test_rope_inplace_q_and_k_in_one_buffer(name: str) -> None:
+    """q and k as views of one buffer: apart (two batch rows) they take one launch; where
+    their extents interleave (heads split per position, every other head) they take two."""
+    from pygpukit_cuda.linalg_nn import _apart
+
+    rng = np.random.default_rng(3)
+    seq, h, d = 5, 2, 8
+    xp = draw(rng, (2, seq, 2 * h, d), name)
+    ang = rng.uniform(-math.pi, math.pi, (seq, d // 2))
+    cos, sin = np.cos(ang).astype(np.float32), np.sin(ang).astype(np.float32)
+    c, s = cos[:, None, :].astype(np.float64), sin[:, None, :].astype(np.float64)
+
+    def ref(x: np.ndarray) -> np.ndarray:
+        x1, x2 = x[..., : d // 2], x[..., d // 2 :]
+        return np.concatenate([x1 * c - x2 * s, x2 * c + x1 * s], axis=-1)
+
+    gc, gs = gp.asarray(cos, device="cuda"), gp.asarray(sin, device="cuda")
+    tol = 1e-6 if name == "float32" else 2e-2
+    want = ref(np.asarray(xp, np.float64))
+    for q_of, k_of, apart in ((np.s_[:, :, :h], np.s_[:, :, h:], False),
+                              (np.s_[:1], np.s_[1:], True),
+                              (np.s_[:, :, ::2], np.s_[:, :, 1::2], False)):  # fmt: skip
+        gx = gp.asarray(xp, device="cuda")
+        q, k = gx[q_of], gx[k_of]
+        assert _apart(q, k) is apart
+        gp.rope_inplace(q, k, gc, gs)
+        assert rel(gx.to_numpy(), want) < tol
+
+
 @pytest.mark.parametrize("name,bias_name", [("float32", "float16"), ("bfloat16", "bfloat16"),
                                             ("float64", "float32"), ("int32", "int8")])  # fmt: skip
 def test_bias_add_inplace_on_a_stepped_view(name: str, bias_name: str) -> None:
