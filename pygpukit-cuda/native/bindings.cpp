@@ -193,6 +193,22 @@ PYBIND11_MODULE(_native, m) {
         "Route every launch through the Rust runtime's gate (its launch_gate_table() "
         "capsule); `cancelled` is the exception type for a cancelled task.");
     m.def("launch_gate_installed", &pgk::launch_gate_installed);
+    m.def(
+        "set_programmatic",
+        [](uintptr_t func, bool on) {
+            pgk::set_programmatic(reinterpret_cast<CUfunction>(func), on);
+        },
+        py::arg("func"), py::arg("on"),
+        "Mark a kernel for programmatic dependent launch (it must begin with "
+        "griddepcontrol.wait).");
+    m.def(
+        "is_programmatic",
+        [](uintptr_t func) { return pgk::is_programmatic(reinterpret_cast<CUfunction>(func)); },
+        py::arg("func"));
+    m.def(
+        "has_launch_ex",
+        [] { return pgk::driver_loaded() && pgk::driver().cuLaunchKernelEx != nullptr; },
+        "Whether the driver has cuLaunchKernelEx (programmatic dependent launch).");
 
     // -- driver ----------------------------------------------------------------------
     m.def("load_driver", &pgk::load_driver, py::arg("path") = "libcuda.so.1",

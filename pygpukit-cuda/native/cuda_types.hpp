@@ -62,6 +62,28 @@ constexpr int CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97;
 #define PGK_LAUNCH_PARAM_BUFFER_POINTER ((void*)0x01)
 #define PGK_LAUNCH_PARAM_BUFFER_SIZE ((void*)0x02)
 
+// cuLaunchKernelEx's configuration and one launch attribute (cuda.h's CUlaunchConfig and
+// CUlaunchAttribute: the id, padding to 8 bytes, a 64-byte value union).
+union CUlaunchAttributeValue {
+    char pad[64];
+    int programmaticStreamSerializationAllowed;
+};
+struct CUlaunchAttribute {
+    int id;
+    char pad[4];
+    CUlaunchAttributeValue value;
+};
+static_assert(sizeof(CUlaunchAttribute) == 72, "CUlaunchAttribute must match cuda.h");
+struct CUlaunchConfig {
+    unsigned gridDimX, gridDimY, gridDimZ;
+    unsigned blockDimX, blockDimY, blockDimZ;
+    unsigned sharedMemBytes;
+    CUstream hStream;
+    CUlaunchAttribute* attrs;
+    unsigned numAttrs;
+};
+constexpr int CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6;
+
 constexpr unsigned CU_STREAM_NON_BLOCKING = 0x1;
 // CUstreamCaptureMode and CUstreamCaptureStatus.
 constexpr int CU_STREAM_CAPTURE_MODE_GLOBAL = 0;

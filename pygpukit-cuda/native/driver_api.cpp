@@ -98,6 +98,10 @@ bool load_driver(const std::string& path) {
     if (ok && !resolve(lib, "cuEventElapsedTime_v2", api.cuEventElapsedTime, missing)) {
         ok = resolve(lib, "cuEventElapsedTime", api.cuEventElapsedTime, missing);
     }
+    if (ok) {
+        std::string optional;
+        resolve(lib, "cuLaunchKernelEx", api.cuLaunchKernelEx, optional);
+    }
     if (!ok) {
         g_status = "CUDA driver at " + path + " is too old: it has no " + missing +
                    " (update the NVIDIA driver)";

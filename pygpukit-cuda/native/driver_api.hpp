@@ -90,6 +90,9 @@ struct DriverApi {
 #undef PGK_DECLARE
     // cuEventElapsedTime changed its exported name in CUDA 12.8; we take either.
     CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent) = nullptr;
+    // Optional (CUDA 11.8+ drivers): launches with attributes (programmatic dependent
+    // launch); null on an older driver, which then launches every kernel plainly.
+    CUresult (*cuLaunchKernelEx)(const CUlaunchConfig*, CUfunction, void**, void**) = nullptr;
 };
 
 // Green contexts (SM partitions): optional, since drivers before CUDA 12.4 lack them.

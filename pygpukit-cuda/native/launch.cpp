@@ -1,10 +1,39 @@
-// One kernel launch: the packed argument buffer goes through cuLaunchKernel's `extra`.
+// One kernel launch: the packed argument buffer goes through cuLaunchKernel's `extra`
+// (cuLaunchKernelEx's for a kernel marked for programmatic dependent launch).
 #include "launch.hpp"
+
+#include <atomic>
+#include <mutex>
+#include <unordered_set>
 
 #include "driver_api.hpp"
 #include "launch_gate.hpp"
 
 namespace pgk {
+
+namespace {
+
+std::mutex g_pdl_mutex;
+std::unordered_set<CUfunction> g_pdl;
+std::atomic<bool> g_any_pdl{false};  // skips the lookup until a kernel is marked
+
+}  // namespace
+
+void set_programmatic(CUfunction func, bool on) {
+    std::lock_guard<std::mutex> lock(g_pdl_mutex);
+    if (on) {
+        g_pdl.insert(func);
+    } else {
+        g_pdl.erase(func);
+    }
+    g_any_pdl.store(!g_pdl.empty(), std::memory_order_release);
+}
+
+bool is_programmatic(CUfunction func) {
+    if (!g_any_pdl.load(std::memory_order_acquire)) return false;
+    std::lock_guard<std::mutex> lock(g_pdl_mutex);
+    return g_pdl.count(func) != 0;
+}
 
 void launch(const Context& ctx, CUfunction func, Dim3 grid, Dim3 block, unsigned shared_bytes,
             CUstream stream, const void* args, size_t args_size) {
@@ -13,8 +42,19 @@ void launch(const Context& ctx, CUfunction func, Dim3 grid, Dim3 block, unsigned
     size_t size = args_size;
     void* extra[] = {PGK_LAUNCH_PARAM_BUFFER_POINTER, const_cast<void*>(args),
                      PGK_LAUNCH_PARAM_BUFFER_SIZE, &size, PGK_LAUNCH_PARAM_END};
-    check(driver().cuLaunchKernel(func, grid.x, grid.y, grid.z, block.x, block.y, block.z,
-                                  shared_bytes, stream, nullptr, args_size ? extra : nullptr),
+    const DriverApi& api = driver();
+    if (api.cuLaunchKernelEx != nullptr && is_programmatic(func)) {
+        CUlaunchAttribute attr{};
+        attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attr.value.programmaticStreamSerializationAllowed = 1;
+        CUlaunchConfig config{grid.x, grid.y, grid.z, block.x, block.y, block.z,
+                              shared_bytes, stream, &attr, 1};
+        check(api.cuLaunchKernelEx(&config, func, nullptr, args_size ? extra : nullptr),
+              "cuLaunchKernelEx");
+        return;
+    }
+    check(api.cuLaunchKernel(func, grid.x, grid.y, grid.z, block.x, block.y, block.z,
+                             shared_bytes, stream, nullptr, args_size ? extra : nullptr),
           "cuLaunchKernel");
 }
 

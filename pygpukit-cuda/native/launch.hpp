@@ -12,8 +12,15 @@ struct Dim3 {
 };
 
 // Launch `func` on `stream` (0 = the default stream). `args` holds every kernel parameter
-// at its C offset, as Python's struct module lays them out in native mode.
+// at its C offset, as Python's struct module lays them out in native mode. A function
+// marked programmatic is launched with programmatic stream serialisation (programmatic
+// dependent launch): it may start while the kernel before it on the stream finishes, so it
+// must begin with griddepcontrol.wait (pgk_pdl_wait() in our kernels' preamble).
 void launch(const Context& ctx, CUfunction func, Dim3 grid, Dim3 block, unsigned shared_bytes,
             CUstream stream, const void* args, size_t args_size);
+
+// Mark (or unmark) `func` for programmatic dependent launch; whether it is marked.
+void set_programmatic(CUfunction func, bool on);
+bool is_programmatic(CUfunction func);
 
 }  // namespace pgk

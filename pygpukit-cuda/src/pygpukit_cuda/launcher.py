@@ -8,20 +8,28 @@ the bytes to cuLaunchKernel; the hot paths launch through `launch_plan` instead.
 
 from __future__ import annotations
 
+import os
 import struct
 import threading
 from typing import Any
 
 from . import compiler, streams
 from .device import context, driver_version_of
+from .kernels.preamble import PDL_WAIT
+
+#: programmatic dependent launch for kernels that begin with PDL_WAIT, on sm_90+ GPUs
+#: (PYGPUKIT_PDL=0 launches every kernel plainly, for an A/B timing)
+PDL = os.environ.get("PYGPUKIT_PDL", "1") != "0"
 
 
 class Function:
     """One kernel loaded on one device."""
 
-    __slots__ = ("context", "device_index", "handle", "image", "module", "name", "packer")
+    __slots__ = ("context", "device_index", "handle", "image", "module", "name", "packer",
+                 "programmatic")  # fmt: skip
 
-    def __init__(self, device_index: int, name: str, image: compiler.Image, arg_format: str):
+    def __init__(self, device_index: int, name: str, image: compiler.Image, arg_format: str,
+                 programmatic: bool = False) -> None:  # fmt: skip
         self.device_index = device_index
         self.context = context(device_index)
         self.module = self.context_module(image.data)
@@ -29,6 +37,11 @@ class Function:
         self.name = name
         self.image = image
         self.packer = struct.Struct(arg_format)
+        self.programmatic = programmatic and _pdl_capable(device_index)
+        if self.programmatic:
+            from ._loader import driver
+
+            driver().set_programmatic(self.handle, True)
 
     def context_module(self, data: bytes) -> Any:
         from ._loader import driver
@@ -57,6 +70,18 @@ _loaded: dict[tuple[int, str, tuple[str, ...], int], Function] = {}
 _lock = threading.Lock()
 
 
+def _pdl_capable(device_index: int) -> bool:
+    """Whether kernels on this device may be launched programmatically (sm_90+, a driver
+    with cuLaunchKernelEx, not turned off by PYGPUKIT_PDL=0)."""
+    if not PDL:
+        return False
+    from ._loader import driver
+    from .device_facts import compute_capability
+
+    has_ex = getattr(driver(), "has_launch_ex", None)
+    return bool(has_ex and has_ex()) and compute_capability(device_index) >= 90
+
+
 def target_for(device_index: int) -> compiler.Target:
     major, minor = context(device_index).compute_capability()
     return compiler.choose_target(major * 10 + minor, driver_version_of())
@@ -73,7 +98,8 @@ def function(
         with _lock:
             fn = _loaded.get(key)
             if fn is None:
-                fn = _loaded[key] = Function(device_index, name, image, arg_format)
+                fn = _loaded[key] = Function(device_index, name, image, arg_format,
+                                             PDL_WAIT in source)  # fmt: skip
     return fn
 
 

@@ -155,6 +155,7 @@ extern "C" __global__ void __launch_bounds__(128) %(name)s(
 _ROPE = r"""
 extern "C" __global__ void %(name)s(char* x, const char* cs, const char* sn, PgkLayout L,
                                    int ccode, int scode, long long half) {
+  pgk_pdl_wait();
   typedef %(T)s T;
   PGK_GRID_LOOP(i, L.n) {
     long long o[3];
@@ -188,6 +189,7 @@ _ROPE_PAIR = r"""
 extern "C" __global__ void %(name)s(char* xq, char* xk, const char* cs, const char* sn,
                                    PgkLayout Lq, PgkLayout Lk, int ccode, int scode,
                                    long long hq, long long hk) {
+  pgk_pdl_wait();
   typedef %(T)s T;
   PGK_GRID_LOOP(i, Lq.n + Lk.n) {
     if (i < Lq.n) PGK_ROPE_ONE(xq, Lq, i, hq)

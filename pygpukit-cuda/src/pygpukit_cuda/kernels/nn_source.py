@@ -183,6 +183,7 @@ extern "C" __global__ void __launch_bounds__(512) PGK_NAME_vec(
     char* out, const char* x, const char* gamma, const char* beta, PgkRows L, long long xs,
     long long os, long long gs, long long bs, long long gcode, long long bcode,
     long long group_, double eps) {
+  pgk_pdl_wait();
   const int group = (int)group_;
   const long long row = (long long)blockIdx.x * (blockDim.x / group) + threadIdx.x / group;
   const int lane = (int)(threadIdx.x % group);

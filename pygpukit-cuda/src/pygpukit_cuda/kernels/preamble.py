@@ -8,6 +8,20 @@ from __future__ import annotations
 MAX_DIMS = 8
 MAX_OPERANDS = 4
 
+#: The statement a kernel begins with to be launched programmatically (programmatic
+#: dependent launch): the loader marks every kernel whose source holds it (launcher.py), and
+#: the launch then lets it start while the kernel ahead of it on the stream finishes.
+PDL_WAIT = "pgk_pdl_wait();"
+#: pgk_pdl_wait(): blocks until the kernels this one depends on have finished and their
+#: writes are visible (griddepcontrol.wait); a no-op in a plain launch and before sm_90.
+PDL_HELPER = r"""
+__device__ __forceinline__ void pgk_pdl_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+"""
+
 _TEMPLATE = r"""
 // ---- conversions -------------------------------------------------------------------
 __device__ __forceinline__ float pgk_h2f(unsigned short h) {
@@ -193,7 +207,7 @@ __device__ __forceinline__ double pgk_logaddexp(double a, double b) {
 def _build() -> str:
     from .ctypes_table import any_loaders
 
-    return _TEMPLATE.replace("%(any_loaders)s", any_loaders())
+    return PDL_HELPER + _TEMPLATE.replace("%(any_loaders)s", any_loaders())
 
 
 PREAMBLE = _build()

@@ -19,7 +19,7 @@ from pygpukit.core import dtypes as dt
 
 from .ctypes_table import convert, ctype, load, load_any, store
 from .ops import PREDICATES, binary_expr, unary_expr
-from .preamble import MAX_DIMS, MAX_OPERANDS, PREAMBLE
+from .preamble import MAX_DIMS, MAX_OPERANDS, PDL_WAIT, PREAMBLE
 
 _NAMES = "abc"
 #: struct format of PgkLayout: n, ndim, shape[8], strides[4][8]
@@ -163,6 +163,7 @@ def elementwise(
     value = convert(expr, result, out)
     body = (
         f'extern "C" __global__ void {name}(char* out{ptrs}, PgkLayout L{codes}{scalars}) {{\n'
+        f"  {PDL_WAIT}\n"
         f"{_vector_path(inputs, out, value, from_f32)}"
         f"  for (long long i = i0; i < i1; i += step) {{\n"
         f"    long long o[{n + 1}];\n"
