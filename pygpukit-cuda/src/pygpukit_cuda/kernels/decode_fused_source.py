@@ -31,6 +31,7 @@ extern "C" __global__ void @NAME@(char* q, char* k, const char* v, char* keys, c
     long long wb, long long wh, long long wl, long long wd,
     long long cr, long long cc, long long sr, long long sc, long long pb, long long ps,
     long long slb, int ccode, int scode, int pcode, int slcode) {
+  pgk_pdl_wait();
   typedef @C@ T;
   const long long nq = B * S * Hq * half, nk = B * S * Hk * half, D = 2 * half;
   PGK_GRID_LOOP(i, nq + nk + B * S * Hk * D) {
@@ -84,6 +85,7 @@ _NORM_VEC = r"""
 extern "C" __global__ void __launch_bounds__(1024) @NAME@(char* __restrict__ total,
     char* __restrict__ out, const char* __restrict__ x, const char* __restrict__ y,
     const char* __restrict__ g, long long H, long long xr, long long yr, double eps) {
+  pgk_pdl_wait();
   __shared__ float red[32];
   const long long r = blockIdx.x;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -142,6 +144,7 @@ _ADVANCE = r"""
 extern "C" __global__ void @NAME@(char* tokens, const char* chosen, char* positions,
     char* slots, char* ends, long long B, long long tb, long long cb, long long pb,
     long long sb, long long eb, int tcode, int ccode, int pcode, int scode, int ecode) {
+  pgk_pdl_wait();
   PGK_GRID_LOOP(b, B) {
     pgk_store_index(tokens + b * tb, tcode, pgk_load_i64(chosen + b * cb, ccode));
     pgk_store_index(positions + b * pb, pcode, pgk_load_i64(positions + b * pb, pcode) + 1);
