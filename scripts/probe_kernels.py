@@ -3,10 +3,11 @@ process runs during a few calls (CUPTI through torch.profiler sees ours as well 
 grouped by name: count, device microseconds per call, and the span of a call from its first
 kernel's start to its last kernel's end (the gap between the two is idle GPU time).
 
-    python scripts/probe_kernels.py stft mel rfft400 decoder-graph whisper-step
+    python scripts/probe_kernels.py stft mel rfft400 fft-bars decoder-graph whisper-step
 
 Cases: ``stft`` / ``mel`` are the audio benchmark's 600 s rows, ``rfft400`` the fft
-family's 3000 x 400 rfft, ``decoder-graph`` one replay of the launch family's captured
+family's 3000 x 400 rfft, ``fft-bars`` its 4096 x 1024 rfft and 2^24-point fft,
+``decoder-graph`` one replay of the launch family's captured
 decoder-like stack, ``whisper-step`` one Whisper-small decode step (cluster attention on
 and off when PYGPUKIT_SDPA_CLUSTER is unset).
 """
@@ -105,6 +106,20 @@ def case_rfft400(gp: Any, torch: Any) -> None:
     report("rfft 3000x400 torch", timeline(lambda: torch.fft.rfft(tx), sync))
 
 
+def case_fft_bars(gp: Any, torch: Any) -> None:
+    """The fft family's other two bar rows: 4096 x 1024 rfft and one 2^24-point fft (the
+    latter's output must be written by cuFFT alone: no copy, memset or scaling kernel)."""
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((4096, 1024)).astype(np.float32)
+    z = (rng.standard_normal(1 << 24) + 1j * rng.standard_normal(1 << 24)).astype(np.complex64)
+    sync = torch.cuda.synchronize
+    for name, a, ours, theirs in (("rfft 4096x1024", x, gp.fft.rfft, torch.fft.rfft),
+                                  ("fft 2^24", z, gp.fft.fft, torch.fft.fft)):  # fmt: skip
+        ga, ta = gp.asarray(a, device="cuda"), torch.from_numpy(a).cuda()
+        report(f"{name} ours", timeline(lambda f=ours, v=ga: f(v), sync))  # type: ignore[misc]
+        report(f"{name} torch", timeline(lambda f=theirs, v=ta: f(v), sync))  # type: ignore[misc]
+
+
 def case_decoder_graph(gp: Any, torch: Any) -> None:
     from pygpukit.benchmark import launch_path as lp
 
@@ -164,7 +179,8 @@ def case_whisper_step(gp: Any, torch: Any) -> None:
 
 
 CASES = {"stft": case_stft, "mel": case_mel, "rfft400": case_rfft400,
-         "decoder-graph": case_decoder_graph, "whisper-step": case_whisper_step}  # fmt: skip
+         "fft-bars": case_fft_bars, "decoder-graph": case_decoder_graph,
+         "whisper-step": case_whisper_step}  # fmt: skip
 
 
 def main() -> None:

@@ -55,11 +55,13 @@ def cases() -> dict[str, Callable[[], object]]:
     frames = dev((3000, 400), np.float32)
     spec = dev((4096, 513), np.complex64)
     z = dev((64, 1024), np.complex64)
+    big = dev((1 << 24,), np.complex64)  # the benchmark's one-signal row (128 MiB of host memory)
     return {
         "rfft 4096x1024": lambda: gp.fft.rfft(r),
         "rfft 3000x400": lambda: gp.fft.rfft(frames),
         "irfft 4096x513->1024": lambda: gp.fft.irfft(spec, n=1024),
         "fft c64 64x1024": lambda: gp.fft.fft(z),
+        "fft c64 2^24": lambda: gp.fft.fft(big),
         "ifft c64 64x1024 ortho": lambda: gp.fft.ifft(z, norm="ortho"),
         "rfftn 3000x400": lambda: gp.fft.rfftn(frames),
     }

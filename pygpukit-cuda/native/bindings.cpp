@@ -14,6 +14,7 @@
 #include "launch_gate.hpp"
 #include "launch_plan.hpp"
 #include "fresh_elementwise.hpp"
+#include "fft_call.hpp"
 #include "matmul_plan.hpp"
 #include "module.hpp"
 #include "nvrtc_api.hpp"
@@ -76,6 +77,7 @@ uintptr_t handle(const void* p) { return reinterpret_cast<uintptr_t>(p); }
 PyObject* g_cuda_error = nullptr;  // pygpukit_cuda._native.CudaError
 PyObject* g_lost_error = nullptr;  // pygpukit_cuda.errors.CudaContextLostError
 PyObject* g_lt_error = nullptr;    // pygpukit_cuda._native.CublasLtError
+PyObject* g_fft_error = nullptr;   // pygpukit_cuda._native.CufftError
 
 // The C++ exception being handled as a Python error, as pybind11's translators would set it;
 // for code called without pybind11 (LaunchPlan's vectorcall).
@@ -88,6 +90,8 @@ void set_python_error() {
         PyErr_SetString(g_cuda_error, e.what());
     } catch (const pgk::LtError& e) {
         PyErr_SetString(g_lt_error, e.what());
+    } catch (const pgk::CufftError& e) {
+        PyErr_SetString(g_fft_error, e.what());
     } catch (const pgk::LaunchCancelled& e) {
         PyObject* type = pgk::cancelled_error_type();
         PyErr_SetString(type != nullptr ? type : PyExc_RuntimeError, e.what());
@@ -129,7 +133,8 @@ PYBIND11_MODULE(_native, m) {
     py::register_exception<pgk::NvrtcError>(m, "NvrtcError", PyExc_RuntimeError);
     g_lt_error =
         py::register_exception<pgk::LtError>(m, "CublasLtError", PyExc_RuntimeError).ptr();
-    py::register_exception<pgk::CufftError>(m, "CufftError", PyExc_RuntimeError);
+    g_fft_error =
+        py::register_exception<pgk::CufftError>(m, "CufftError", PyExc_RuntimeError).ptr();
     // A lost context raises the pure-Python class (catchable without the extension); this
     // translator is registered after CudaError's, so it is tried first.
     g_lost_error =
@@ -520,6 +525,57 @@ PYBIND11_MODULE(_native, m) {
             py::arg("stream"), py::arg("input"), py::arg("output"), py::arg("work"),
             py::arg("direction") = -1,
             "Enqueue the transform on `stream` (direction -1 forward, 1 inverse).");
+
+    static PyTypeObject* fft_call_type = pgk::make_fft_call_type(&set_python_error);
+    if (fft_call_type == nullptr) throw py::error_already_set();
+    m.attr("FftCall") = py::handle(reinterpret_cast<PyObject*>(fft_call_type));
+    m.def(
+        "fft_call",
+        [](py::object array_type, py::object stream_var, py::object plan, py::object allocator,
+           py::tuple in_shape, py::tuple in_strides, py::object in_dtype, py::object device,
+           unsigned long long in_align, long long device_index, py::tuple out_shape,
+           py::tuple out_strides, py::object out_dtype, unsigned long long out_nbytes,
+           int direction, unsigned long long copy_bytes, py::object copy, py::object pre,
+           py::object post) {
+            pgk::FftCallSpec s;
+            s.array_type = array_type.ptr();
+            s.stream_var = stream_var.ptr();
+            if (py::isinstance<pgk::FftPlan>(plan)) {
+                s.native_plan = plan.cast<std::shared_ptr<pgk::FftPlan>>();
+                s.work_bytes = s.native_plan->work_bytes();
+            } else {
+                s.work_bytes = plan.attr("work_bytes").cast<unsigned long long>();
+            }
+            s.plan = plan.ptr();
+            s.allocator = allocator.ptr();
+            s.in_shape = in_shape.ptr();
+            s.in_strides = in_strides.ptr();
+            s.in_dtype = in_dtype.ptr();
+            s.device = device.ptr();
+            s.in_align = in_align;
+            s.device_index = device_index;
+            s.out_shape = out_shape.ptr();
+            s.out_strides = out_strides.ptr();
+            s.out_dtype = out_dtype.ptr();
+            s.out_nbytes = out_nbytes;
+            s.direction = direction;
+            s.copy_bytes = copy_bytes;
+            s.copy = copy.is_none() ? nullptr : copy.ptr();
+            s.pre = pre.is_none() ? nullptr : pre.ptr();
+            s.post = post.is_none() ? nullptr : post.ptr();
+            PyObject* f = pgk::new_fft_call(s);
+            if (f == nullptr) throw py::error_already_set();
+            return py::reinterpret_steal<py::object>(f);
+        },
+        py::arg("array_type"), py::arg("stream_var"), py::arg("plan"), py::arg("allocator"),
+        py::arg("in_shape"), py::arg("in_strides"), py::arg("in_dtype"), py::arg("device"),
+        py::arg("in_align"), py::arg("device_index"), py::arg("out_shape"),
+        py::arg("out_strides"), py::arg("out_dtype"), py::arg("out_nbytes"),
+        py::arg("direction"), py::arg("copy_bytes") = 0, py::arg("copy") = py::none(),
+        py::arg("pre") = py::none(), py::arg("post") = py::none(),
+        "An FftCall: one planned transform of one input layout as one native call (see "
+        "fft_call.hpp). plan: an FftPlan, or any callable plan(stream, in, out, work, "
+        "direction) with work_bytes. Needs no driver to be made.");
 
     // -- streams and events ----------------------------------------------------------
     // -- green contexts (SM partitions) --------------------------------------------------

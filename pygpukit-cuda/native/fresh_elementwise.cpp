@@ -10,6 +10,7 @@
 #include <memory>
 #include <unordered_map>
 
+#include "array_slots.hpp"
 #include "buffer_allocator.hpp"
 #include "heap_type.hpp"
 #include "launch_plan.hpp"
@@ -21,15 +22,6 @@ constexpr size_t kMaxParams = 4096;
 
 void (*g_translate)() = nullptr;
 PyTypeObject* g_type = nullptr;
-PyObject* g_name_capture_pool = nullptr;
-PyObject* g_name_device_index = nullptr;
-PyObject* g_name_ptr = nullptr;
-
-// Byte offsets of GPUArray's slots in its instances.
-struct ArraySlots {
-    Py_ssize_t buffer = -1, shape = -1, strides = -1, offset = -1, dtype = -1, device = -1,
-               readonly = -1;
-};
 
 struct Key {
     PyObject* device;  // identity: an equal but distinct Device object is another key
@@ -98,14 +90,6 @@ struct FreshObject {
     Entries* entries;
 };
 
-inline PyObject* get(PyObject* obj, Py_ssize_t offset) {
-    return *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(obj) + offset);
-}
-
-inline void put(PyObject* obj, Py_ssize_t offset, PyObject* value) {  // steals `value`
-    *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(obj) + offset) = value;
-}
-
 void release(Entry& e) {
     Py_DECREF(e.device);
     Py_DECREF(e.dtype);
@@ -168,36 +152,6 @@ PyObject* contiguous_strides(PyObject* shape, long long itemsize) {
     return out;
 }
 
-// The current stream's handle and device (-1: none set) into *stream and *device; *usable is
-// false while that stream captures a graph (new blocks must come from the graph's pool).
-bool current_stream(FreshObject* f, unsigned long long* stream, long long* device,
-                    bool* usable) {
-    PyObject* s = nullptr;
-    if (PyContextVar_Get(f->stream_var, Py_None, &s) < 0) return false;
-    *stream = 0;
-    *device = -1;
-    *usable = true;
-    if (s == Py_None) {
-        Py_DECREF(s);
-        return true;
-    }
-    bool ok = false;
-    PyObject* pool = PyObject_GetAttr(s, g_name_capture_pool);
-    PyObject* index = PyObject_GetAttr(s, g_name_device_index);
-    PyObject* ptr = PyObject_GetAttr(s, g_name_ptr);
-    if (pool != nullptr && index != nullptr && ptr != nullptr) {
-        *usable = pool == Py_None;
-        *device = PyLong_AsLongLong(index);
-        *stream = PyLong_AsUnsignedLongLong(ptr);
-        ok = !PyErr_Occurred();
-    }
-    Py_XDECREF(pool);
-    Py_XDECREF(index);
-    Py_XDECREF(ptr);
-    Py_DECREF(s);
-    return ok;
-}
-
 PyObject* not_implemented() { Py_RETURN_NOTIMPLEMENTED; }
 
 PyObject* call(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
@@ -211,27 +165,27 @@ PyObject* call(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* k
     const ArraySlots& sl = f->slots;
     PyObject* x1 = args[0];
     if (Py_TYPE(x1) != f->array_type) return not_implemented();
-    PyObject* shape = get(x1, sl.shape);
-    PyObject* dtype = get(x1, sl.dtype);
-    PyObject* device = get(x1, sl.device);
+    PyObject* shape = slot_get(x1, sl.shape);
+    PyObject* dtype = slot_get(x1, sl.dtype);
+    PyObject* device = slot_get(x1, sl.device);
     if (shape == nullptr || dtype == nullptr || device == nullptr) return not_implemented();
     unsigned long long addr[3] = {0, 0, 0};  // out, x1, x2
     for (int k = 0; k < f->arity; ++k) {
         PyObject* x = args[k];
         if (k > 0) {
-            if (Py_TYPE(x) != f->array_type || get(x, sl.dtype) != dtype ||
-                get(x, sl.device) != device) {
+            if (Py_TYPE(x) != f->array_type || slot_get(x, sl.dtype) != dtype ||
+                slot_get(x, sl.device) != device) {
                 return not_implemented();
             }
-            PyObject* other = get(x, sl.shape);
+            PyObject* other = slot_get(x, sl.shape);
             if (other != shape) {
                 const int same = other == nullptr ? 0 : PyObject_RichCompareBool(shape, other, Py_EQ);
                 if (same < 0) return nullptr;
                 if (!same) return not_implemented();
             }
         }
-        PyObject* buffer = get(x, sl.buffer);
-        PyObject* offset = get(x, sl.offset);
+        PyObject* buffer = slot_get(x, sl.buffer);
+        PyObject* offset = slot_get(x, sl.offset);
         unsigned long long base = 0;
         if (buffer == nullptr || offset == nullptr || !device_buffer_address(buffer, &base)) {
             return not_implemented();  // a foreign (adopted) buffer: the Python path
@@ -244,16 +198,16 @@ PyObject* call(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* k
     if (n == 0) return not_implemented();
     unsigned long long stream = 0;
     long long stream_device = -1;
-    bool usable = true;
-    if (!current_stream(f, &stream, &stream_device, &usable)) return nullptr;
-    if (!usable) return not_implemented();
+    bool capturing = false;
+    if (!current_stream(f->stream_var, &stream, &stream_device, &capturing)) return nullptr;
+    if (capturing) return not_implemented();
     const bool aligned = ((addr[1] | addr[2]) & 15) == 0;
     auto it = f->entries->find(Key{device, dtype, n, aligned});
     if (it == f->entries->end()) return not_implemented();
     const Entry& found = it->second;
     if (stream_device >= 0 && stream_device != found.device_index) return not_implemented();
     for (int k = 0; k < f->arity; ++k) {
-        if (!contiguous(shape, get(args[k], sl.strides), found.in_itemsize)) {
+        if (!contiguous(shape, slot_get(args[k], sl.strides), found.in_itemsize)) {
             return not_implemented();
         }
     }
@@ -283,7 +237,7 @@ PyObject* call(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* k
         Py_DECREF(buffer);
         return nullptr;
     }
-    PyObject* strides = get(x1, sl.strides);
+    PyObject* strides = slot_get(x1, sl.strides);
     if (held->out_itemsize == held->in_itemsize) {
         Py_INCREF(strides);
     } else {
@@ -293,27 +247,7 @@ PyObject* call(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* k
             return nullptr;
         }
     }
-    PyObject* zero = PyLong_FromLong(0);
-    PyObject* out = f->array_type->tp_alloc(f->array_type, 0);
-    if (out == nullptr || zero == nullptr) {
-        Py_XDECREF(out);
-        Py_XDECREF(zero);
-        Py_DECREF(strides);
-        Py_DECREF(buffer);
-        return nullptr;
-    }
-    put(out, sl.buffer, buffer);
-    Py_INCREF(shape);
-    put(out, sl.shape, shape);
-    Py_INCREF(held->out_dtype);
-    put(out, sl.dtype, held->out_dtype);
-    Py_INCREF(device);
-    put(out, sl.device, device);
-    put(out, sl.strides, strides);
-    put(out, sl.offset, zero);
-    Py_INCREF(Py_False);
-    put(out, sl.readonly, Py_False);
-    return out;
+    return new_array(f->array_type, sl, buffer, shape, strides, held->out_dtype, device);
 }
 
 // remember(device, dtype, n, aligned, plan, allocator, out_dtype, in_itemsize,
@@ -398,39 +332,10 @@ PyMemberDef kMembers[] = {
     {nullptr, 0, 0, 0, nullptr},
 };
 
-bool find_slots(PyTypeObject* type, ArraySlots* out) {
-    struct Want {
-        const char* name;
-        Py_ssize_t* where;
-    } wants[] = {{"_buffer", &out->buffer}, {"_shape", &out->shape},
-                 {"_strides", &out->strides}, {"_offset", &out->offset},
-                 {"_dtype", &out->dtype},     {"_device", &out->device},
-                 {"_readonly", &out->readonly}};
-    for (const PyMemberDef* m = type->tp_members; m != nullptr && m->name != nullptr; ++m) {
-        for (Want& w : wants) {
-            if (m->type == T_OBJECT_EX && std::strcmp(m->name, w.name) == 0) *w.where = m->offset;
-        }
-    }
-    for (const Want& w : wants) {
-        if (*w.where < 0) {
-            PyErr_Format(PyExc_TypeError, "%.100s has no __slots__ entry %s", type->tp_name,
-                         w.name);
-            return false;
-        }
-    }
-    return true;
-}
-
 }  // namespace
 
 PyTypeObject* make_fresh_elementwise_type(void (*translate)()) {
     g_translate = translate;
-    g_name_capture_pool = PyUnicode_InternFromString("capture_pool");
-    g_name_device_index = PyUnicode_InternFromString("device_index");
-    g_name_ptr = PyUnicode_InternFromString("ptr");
-    if (g_name_capture_pool == nullptr || g_name_device_index == nullptr || g_name_ptr == nullptr) {
-        return nullptr;
-    }
     PyType_Slot slots[] = {
         {Py_tp_dealloc, reinterpret_cast<void*>(&dealloc)},
         {Py_tp_call, reinterpret_cast<void*>(&PyVectorcall_Call)},
@@ -463,7 +368,7 @@ PyObject* new_fresh_elementwise(PyObject* array_type, PyObject* stream_var, int 
     }
     ArraySlots slots;
     auto* type = reinterpret_cast<PyTypeObject*>(array_type);
-    if (!find_slots(type, &slots)) return nullptr;
+    if (!find_array_slots(type, &slots)) return nullptr;
     PyObject* obj = PyType_GenericAlloc(g_type, 0);
     if (obj == nullptr) return nullptr;
     auto* f = reinterpret_cast<FreshObject*>(obj);

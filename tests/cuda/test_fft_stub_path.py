@@ -95,7 +95,75 @@ print("ok")
 """
 
 
-def test_each_transform_enqueues_only_its_cufft_execution_on_the_stub_gpu() -> None:
-    done = subprocess.run([sys.executable, "-c", _CHECK], cwd=SCRIPTS, capture_output=True,
+# a repeated call is one native FftCall (fft_fresh): the Python kernels are not entered
+_SETUP = _CHECK.split("# rfft and fft of contiguous")[0]
+_REPEAT_BODY = r"""
+from types import SimpleNamespace
+from pygpukit._ops import fourier
+from pygpukit_cuda import fft_kernels, streams
+from pygpukit_cuda import plans as plan_caches
+
+entered = []
+real_fast = fft_kernels._fast
+fft_kernels._fast = lambda kind, *rest: entered.append(kind) or real_fast(kind, *rest)
+
+# one long signal (the 2^24 row's layout, smaller): cuFFT reads the input and writes the
+# output itself; no kernel, no copy, no Python kernel
+big = dev((1 << 16,), np.complex64)
+k, _, r, c, out = one_call(lambda: gp.fft.fft(big))
+assert k == [] and c == [] and r == [(ptr(big), ptr(out))] and entered == ["c2c"], (k, c, r)
+assert out.shape == big.shape and out.dtype is gp.complex64 and out.strides == (8,)
+entered.clear()
+frames = dev((30, 400), np.float32)
+z = dev((4, 16), np.complex64)
+spec = dev((4, 9), np.complex64)
+for fn in (lambda: gp.fft.rfft(frames), lambda: gp.fft.ifft(z, norm="ortho"),
+           lambda: gp.fft.irfft(spec, n=16), lambda: gp.fft.rfftn(frames)):
+    fn(); fn()
+    entered.clear()
+    k, _, r, c, out = one_call(fn)
+    assert entered == [] and len(r) == 1, (entered, r)
+
+# a view at an odd address declines to the Python path, which copies it (cuFFT refuses it)
+rows = dev((2, 33), np.float32)
+view = rows[:, 1:]
+gp.fft.rfft(view)
+entered.clear()
+got = gp.fft.rfft(view)
+assert entered == ["r2c"] and got.shape == (2, 17), entered
+
+# the FftCall itself: what it declines and what retiring does
+key = next(key for key in fourier._decided if key[0] == "rfft" and key[1] == frames.shape)
+run = fourier._decided[key][4]
+assert run(frames).shape == (3000 // 100, 201)
+assert run(rows) is NotImplemented  # another layout
+for capture_pool, index in ((object(), 0), (None, 1)):  # capturing; another device's stream
+    token = streams._current.set(SimpleNamespace(capture_pool=capture_pool,
+                                                 device_index=index, ptr=7))
+    try:
+        assert run(frames) is NotImplemented
+    finally:
+        streams._current.reset(token)
+plan_caches.forget()  # retires every FftCall: their plans were dropped
+assert not run.live and run(frames) is None
+entered.clear()
+gp.fft.rfft(frames)  # decided again, with a new plan
+gp.fft.rfft(frames)
+assert entered == ["r2c"], entered
+print("ok")
+"""
+_REPEAT = _SETUP + _REPEAT_BODY
+
+
+def _run_script(script: str) -> None:
+    done = subprocess.run([sys.executable, "-c", script], cwd=SCRIPTS, capture_output=True,
                           text=True, timeout=120)  # fmt: skip
     assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr[-3000:]
+
+
+def test_each_transform_enqueues_only_its_cufft_execution_on_the_stub_gpu() -> None:
+    _run_script(_CHECK)
+
+
+def test_a_repeated_call_is_one_native_call_on_the_stub_gpu() -> None:
+    _run_script(_REPEAT)

@@ -24,6 +24,13 @@ Rules every kernel can rely on:
   and device, no parameters) that returns the new result array, or ``NotImplemented`` to
   have the op layer allocate ``out`` and call the kernel as usual. The CUDA provider's is
   native: the whole op in one call.
+- An FFT kernel (``fft_c2c``, ``fft_r2c``, ``fft_c2r``) of such a provider may carry a
+  ``fresh_for`` attribute: after a call whose input went straight to the kernel, the op
+  layer asks ``fresh_for(x, out, *args)`` once and keeps the answer under that call's key
+  (function, x's shape, strides and dtype, arguments). The answer is None (no repeat) or a
+  callable ``run(y)`` that does the whole call again for an array `y` of x's layout and
+  returns a new array like `out`; it may return ``NotImplemented`` (the op layer then calls
+  the kernel as usual) or None (never ask it again: the op layer decides afresh).
 - Errors: raise NumPy's exception types (ValueError, IndexError, ...) naming the problem;
   the op layer has already checked shapes, dtypes and devices.
 

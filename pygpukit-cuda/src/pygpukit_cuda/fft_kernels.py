@@ -19,6 +19,8 @@ A repeated call takes a fast path (`_fast`): the whole decision for one operand 
 single pass or not, which plan, whether the input is copied — is made once and kept in
 ``plans.FFT_FAST``; a later call with the same shapes, strides, dtypes, axes and direction
 only checks alignment, makes the private copy where c2r needs one, executes and scales.
+The op layer's repeat of a whole call goes further: each kernel's ``fresh_for`` (`fft_fresh`)
+turns that decision into one native FftCall.
 """
 
 from __future__ import annotations
@@ -413,12 +415,16 @@ class _CufftKernel(Kernel):
 
 
 def register(provider: KernelProvider) -> None:
-    """Add the three FFT kernels; dispatch asks cuFFT's presence when they are first chosen."""
-    for op, fn, dtypes in (
-        ("fft_c2c", fft_c2c, dt.COMPLEX_DTYPES),
-        ("fft_r2c", fft_r2c, (dt.float32, dt.float64)),
-        ("fft_c2r", fft_c2r, dt.COMPLEX_DTYPES),
+    """Add the three FFT kernels, each with its ``fresh_for`` (`fft_fresh`); dispatch asks
+    cuFFT's presence when they are first chosen."""
+    from . import fft_fresh
+
+    for op, fn, fresh, dtypes in (
+        ("fft_c2c", fft_c2c, fft_fresh.fresh_c2c, dt.COMPLEX_DTYPES),
+        ("fft_r2c", fft_r2c, fft_fresh.fresh_r2c, (dt.float32, dt.float64)),
+        ("fft_c2r", fft_c2r, fft_fresh.fresh_c2r, dt.COMPLEX_DTYPES),
     ):
+        setattr(fn, "fresh_for", fresh)  # noqa: B010 (the op layer's repeat path)
         provider.add(op, fn, dtypes)
         k = provider.kernels[op]
         provider.kernels[op] = _CufftKernel(k.op, k.fn, k.provider, k.dtypes, k.gated)

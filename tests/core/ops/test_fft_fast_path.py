@@ -87,7 +87,7 @@ def test_shape_and_dtype_are_part_of_the_key() -> None:
 
 
 def test_views_share_a_decision_and_are_read_as_views() -> None:
-    # the core's decision depends on shape and dtype only: strides are the kernel's business
+    # strides are part of the key: each layout gets its own decision, and a view is read as one
     a = RNG.standard_normal((16, 4))
     x = gp.asarray(a)
     _close(gp.fft.fft(gp.asarray(np.ascontiguousarray(a.T))), np.fft.fft(a.T))

@@ -21,10 +21,13 @@ bfloat16 inputs are computed in float32. Integer and bool inputs raise TypeError
 the standard asks for floating-point inputs.
 
 A repeated call is a fast path: the checks, output shape, axes and scale depend only on
-the function, the input's shape and dtype and the arguments, so once a call has passed
-them with the input going straight to the kernel (no cast, pad or crop), that decision is
-kept (`_decided`) and a later call with the same key only allocates the output and runs
-the kernel.
+the function, the input's shape, strides and dtype and the arguments, so once a call has
+passed them with the input going straight to the kernel (no cast, pad or crop), that
+decision is kept (`_decided`) and a later call with the same key only allocates the output
+and runs the kernel. A kernel may also carry ``fresh_for(x, out, *args)``, returning a
+callable that repeats that whole call for an input of x's layout (see
+`pygpukit.ops_catalog`): then a repeated call is one dict lookup and that one call (the
+cuda provider's is native: allocation, cuFFT and scaling in C++).
 """
 
 from __future__ import annotations
@@ -35,9 +38,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import _dtypes as dt
+from .. import config
 from .._array import GPUArray
+from .._dispatch import kernel_for
 from .._views import normalize_axis
-from ._core import empty, kernel_on
+from ._core import empty, kernel_on, task_aware
 from .complex_parts import conj
 from .copying import assign, astype, fill
 from .creation import arange
@@ -162,20 +167,26 @@ def _run(op: str, x: GPUArray, out_shape: tuple[int, ...], out_dtype: dt.DataTyp
          backend: str | None, *args: Any, key: Any = None, given: Any = None
          ) -> GPUArray:  # fmt: skip
     """Run kernel `op`; with `key`, keep the decision for `_again` when x is the caller's
-    own array `given` (nothing was cast, padded or cropped on the way)."""
-    if key is not None and x is given:
-        if len(_decided) >= _DECIDED_LIMIT:
-            _decided.clear()  # endlessly new shapes: start over rather than grow
-        _decided[key] = (op, out_shape, out_dtype, args)
-    fn = kernel_on(op, x.device, (x.dtype,), backend)
+    own array `given` (nothing was cast, padded or cropped on the way), with the kernel's
+    ``fresh_for`` repeat of this very call where it offers one."""
+    kernel = kernel_for(op, x.device, (x.dtype,), backend)
+    fn = task_aware(kernel.fn, kernel.gated)
     out = empty(out_shape, out_dtype, x.device)
     if out.size:
         fn(x, out, *args)
+    if key is not None and x is given:
+        # only a provider that gates its own launches may run without the Python gate
+        make = getattr(kernel.fn, "fresh_for", None) if kernel.gated and out.size else None
+        repeat = make(x, out, *args) if make is not None else None
+        if len(_decided) >= _DECIDED_LIMIT:
+            _decided.clear()  # endlessly new shapes: start over rather than grow
+        _decided[key] = (op, out_shape, out_dtype, args, repeat, config.current())
     return out
 
 
-#: (function, input shape, input dtype, n/s, axis/axes, norm, backend) -> (kernel, output
-#: shape, output dtype, kernel arguments) of a call whose input went straight to the kernel
+#: (function, input shape, strides and dtype name, n/s, axis/axes, norm, backend) -> (kernel,
+#: output shape, output dtype, kernel arguments, the kernel's repeat of the call or None, the
+#: settings snapshot it was chosen under) of a call whose input went straight to the kernel
 _decided: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 _DECIDED_LIMIT = 1024
 
@@ -185,6 +196,8 @@ def _key(fn: str, x: Any, size: Any, axis: Any, norm: Any, backend: Any) -> Any:
     on (a bool or NumPy int could compare equal to an int that means something else)."""
     if type(x) is not GPUArray or type(norm) is not str:
         return None
+    if type(axis) is int and (size is None or type(size) is int):  # fft, rfft, ...: at once
+        return (fn, x._shape, x._strides, x._dtype.name, size, axis, norm, backend)
     parts = [size, axis]
     for i, v in enumerate(parts):
         if v is None or type(v) is int:
@@ -192,7 +205,7 @@ def _key(fn: str, x: Any, size: Any, axis: Any, norm: Any, backend: Any) -> Any:
         if type(v) not in (tuple, list) or any(type(e) is not int for e in v):
             return None
         parts[i] = tuple(v)  # lists key as the tuples they equal
-    return (fn, x._shape, x._dtype, parts[0], parts[1], norm, backend)
+    return (fn, x._shape, x._strides, x._dtype.name, parts[0], parts[1], norm, backend)
 
 
 def _again(key: Any, x: GPUArray, backend: str | None) -> GPUArray | None:
@@ -200,7 +213,16 @@ def _again(key: Any, x: GPUArray, backend: str | None) -> GPUArray | None:
     entry = _decided.get(key) if key is not None else None
     if entry is None:
         return None
-    op, out_shape, out_dtype, args = entry
+    op, out_shape, out_dtype, args, repeat, snapshot = entry
+    if snapshot is not config.current():
+        return None  # other settings may choose another kernel: decide again
+    if repeat is not None:
+        out = repeat(x)  # the provider's whole call (NotImplemented: not this time)
+        if out is None:  # never again (its plans were forgotten): decide again
+            _decided.pop(key, None)
+            return None
+        if out is not NotImplemented:
+            return out
     fn = kernel_on(op, x._device, (x._dtype,), backend)
     out = empty(out_shape, out_dtype, x._device)
     if out.size:
