@@ -121,6 +121,46 @@ def test_power_is_the_squared_magnitude() -> None:
                                        else 1e-13)  # fmt: skip
 
 
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+@pytest.mark.parametrize("n", [1, 2, 3, 201, 60001 * 201])
+def test_packed_power_kernel_odd_and_even_sizes(dtype: type, n: int) -> None:
+    """The two-values-per-thread kernel (complex64) and its odd last value, bit for bit."""
+    from pygpukit.audio import _power
+
+    z = (RNG.standard_normal(n) + 1j * RNG.standard_normal(n)).astype(dtype)
+    real = gp.float32 if dtype == np.complex64 else gp.float64
+    got = _power.power(gp.from_numpy(z, "cuda"), real)
+    assert got is not None and got.dtype == real
+    want = z.real * z.real + z.imag * z.imag  # the kernel's own order: one rounding each
+    np.testing.assert_allclose(got.to_numpy(), want, rtol=1e-6 if dtype == np.complex64
+                               else 1e-15)  # fmt: skip
+
+
+def test_nan_flag_is_cleared_after_a_bad_call_and_on_other_streams() -> None:
+    """The NaN flag outlives calls: after a call that raised, good input passes again; a
+    call on a user's stream reads its own verdict (and its result is right)."""
+    y = RNG.standard_normal((2, 4000)).astype(np.float32)
+    bad = y.copy()
+    bad[1, 17] = np.nan
+    want = audio.stft(y, n_fft=400, hop_length=160)
+    for _ in range(2):
+        with pytest.raises(ValueError, match="stft: y contains NaN"):
+            audio.stft(gp.from_numpy(bad, "cuda"), n_fft=400, hop_length=160)
+        got = audio.stft(gp.from_numpy(y, "cuda"), n_fft=400, hop_length=160)
+        assert_close_scaled(got.to_numpy(), want, rtol=1e-5, floor=5e-6)
+    stream = gp.cuda.Stream(non_blocking=True)
+    with stream:
+        x = gp.from_numpy(y, "cuda")
+        got = audio.melspectrogram(y=x, sr=SR, n_fft=400, hop_length=160, n_mels=80)
+        with pytest.raises(ValueError, match="melspectrogram: y contains NaN"):
+            audio.melspectrogram(y=gp.from_numpy(bad, "cuda"), sr=SR, n_fft=400,
+                                 hop_length=160)  # fmt: skip
+        again = audio.melspectrogram(y=x, sr=SR, n_fft=400, hop_length=160, n_mels=80)
+    mel = audio.melspectrogram(y=y, sr=SR, n_fft=400, hop_length=160, n_mels=80)
+    assert_close_scaled(got.to_numpy(), mel, rtol=1e-5, floor=5e-6)
+    assert_close_scaled(again.to_numpy(), mel, rtol=1e-5, floor=5e-6)
+
+
 def test_whisper_log_mel_on_cuda_matches_the_cpu_per_clip() -> None:
     """Each clip floored at its own max - 8: a loud clip beside a quiet one."""
     clips = np.stack(list(all_signals(4).values())[:3]).astype(np.float32)[:, : 16000 * 5]

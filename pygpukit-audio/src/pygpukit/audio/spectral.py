@@ -17,7 +17,7 @@ import numpy as np
 import pygpukit as gp
 from pygpukit import GPUArray
 
-from . import _fused, filters
+from . import _fused, _nan_flag, filters
 from ._arrays import (
     back,
     check_audio,
@@ -30,7 +30,7 @@ from ._arrays import (
     real_dtype_of,
     to_device,
 )
-from ._framing import device_setup, frame_view
+from ._framing import device_constant, device_setup, frame_view
 from .windows import get_window, pad_center
 
 __all__ = ["abs2", "istft", "magphase", "melspectrogram", "stft"]
@@ -41,6 +41,17 @@ def _analysis_window(window: Any, win_length: int, n_fft: int) -> np.ndarray:
     if isinstance(window, str):  # named windows are cached: ~0.1 ms of host time each call
         return _named_window(window, win_length, n_fft)
     return pad_center(get_window(window, win_length, fftbins=True), size=n_fft)
+
+
+def _window_on(y: GPUArray, window: Any, win_length: int, n_fft: int,
+               real: np.dtype[Any]) -> np.ndarray | GPUArray:  # fmt: skip
+    """The analysis window for frames_spectrum: a named one already on y's device (cached
+    there), else the host array."""
+    if isinstance(window, str):
+        return device_constant(("window", window, win_length, n_fft, real.str),
+                               lambda: _named_window(window, win_length, n_fft).astype(real),
+                               y)  # fmt: skip
+    return _analysis_window(window, win_length, n_fft)
 
 
 @functools.lru_cache(maxsize=32)
@@ -82,7 +93,7 @@ def frames_spectrum(
     *,
     n_fft: int,
     hop_length: int,
-    window: np.ndarray,
+    window: np.ndarray | GPUArray,
     center: bool,
     pad_mode: str,
     real: Any,
@@ -113,20 +124,27 @@ def frames_spectrum(
     n_frames = 1 + (n + 2 * pad - n_fft) // hop_length
     if keep_frames is not None:
         n_frames = min(n_frames, keep_frames)
-    weights = device_setup(window.astype(real), y)
+    # a GPUArray window is already on y's device, in `real` (see _window_on)
+    weights = window if isinstance(window, GPUArray) else device_setup(window.astype(real), y)
     windowed = None
     bad = None
+    kept = None  # this thread's long-lived flag (see _nan_flag), when one serves
     if n + 2 * pad >= n_fft:  # else frame_view below names the problem
         if confirm_into is not None and _fused.kernels_here(y):
-            bad = gp.zeros((1,), dtype=gp.int32, device=y.device)
+            kept = _nan_flag.take(y)
+            bad = kept.array if kept is not None else gp.zeros((1,), dtype=gp.int32,
+                                                               device=y.device)  # fmt: skip
         # on a GPU: padding, framing, window and NaN test in one kernel (None elsewhere)
         windowed = _fused.windowed_frames(y, weights, hop=hop_length, pad=pad,
                                           pad_mode=pad_mode, n_frames=n_frames,
                                           bad=bad)  # fmt: skip
     if confirm_into is not None:
-        fused = windowed is not None and bad is not None
-        # (the array-op test reads the caller's samples, as before any cast)
-        confirm_into.append(_flag_reader(bad, fn, name) if fused else finite_check(given, fn, name))
+        if windowed is not None and kept is not None:
+            confirm_into.append(kept.reader(fn, name))  # waits for the framing kernel only
+        elif windowed is not None and bad is not None:
+            confirm_into.append(_flag_reader(bad, fn, name))
+        else:  # (the array-op test reads the caller's samples, as before any cast)
+            confirm_into.append(finite_check(given, fn, name))
     if windowed is None:
         # an overlapping view, read once by the window product (the one frame-sized copy)
         frames = frame_view(y, fn, frame_length=n_fft, hop_length=hop_length, pad=pad,
@@ -167,16 +185,17 @@ def stft(
     check_audio(signal, "stft", finite=False)
     size, hop, win = _lengths("stft", n_fft, hop_length, win_length)
     out = complex_dtype_of(signal.dtype.name if dtype is None else dtype)
+    real = real_dtype_of(out)
     confirm: list[Callable[[], None]] = []  # the NaN test, read after the transform is queued
     spectrum = frames_spectrum(
         signal,
         "stft",
         n_fft=size,
         hop_length=hop,
-        window=_analysis_window(window, win, size),
+        window=_window_on(signal, window, win, size, real),
         center=center,
         pad_mode=pad_mode,
-        real=real_dtype_of(out),
+        real=real,
         confirm_into=confirm,
     )
     confirm[0]()
@@ -321,15 +340,16 @@ def spectrogram_of(
     check_audio(signal, fn, finite=False)
     size, hop, win = _lengths(fn, n_fft, hop_length, win_length)
     confirm: list[Callable[[], None]] = []  # the NaN test, read after the spectrum is queued
+    real = real_dtype_of(complex_dtype_of(signal.dtype.name))
     spectrum = frames_spectrum(
         signal,
         fn,
         n_fft=size,
         hop_length=hop,
-        window=_analysis_window(window, win, size),
+        window=_window_on(signal, window, win, size, real),
         center=center,
         pad_mode=pad_mode,
-        real=real_dtype_of(complex_dtype_of(signal.dtype.name)),
+        real=real,
         confirm_into=confirm,
     )
     fused = _fused.power(spectrum) if power == 2 else None  # |X|^2 in one GPU kernel
