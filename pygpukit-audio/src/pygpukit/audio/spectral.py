@@ -69,11 +69,50 @@ def _mel_basis(rate: float, size: int, kwargs: dict[str, Any]) -> np.ndarray:
         return filters.mel(sr=rate, n_fft=size, **kwargs)
 
 
+def _mel_weights(rate: float, size: int, kwargs: dict[str, Any], spec: GPUArray) -> GPUArray:
+    """filters.mel's basis in NumPy's promotion of its dtype and spec's, on spec's device;
+    cached there when the arguments are hashable (one key lookup a call)."""
+    real = spec.dtype.to_numpy_dtype()
+    try:
+        key = ("mel", rate, size, tuple(sorted(kwargs.items())), real.str)
+        hash(key)
+    except TypeError:  # an unhashable argument: device_setup keys on the basis' bytes
+        basis = filters.mel(sr=rate, n_fft=size, **kwargs)
+        return device_setup(basis.astype(np.result_type(basis.dtype, real)), spec)
+
+    def make() -> np.ndarray:
+        basis = _mel_basis(rate, size, kwargs)
+        return basis.astype(np.result_type(basis.dtype, real))
+
+    return device_constant(key, make, spec)
+
+
 @functools.lru_cache(maxsize=16)
 def _cached_mel(rate: float, size: int, items: tuple[tuple[str, Any], ...]) -> np.ndarray:
     out = filters.mel(sr=rate, n_fft=size, **dict(items))
     out.flags.writeable = False  # shared between calls
     return out
+
+
+def _spectrum_real(dtype: Any) -> np.dtype[Any]:
+    """The real dtype of the precision of a spectrum asked as `dtype` (complex or real)."""
+    try:
+        return _cached_real(dtype)
+    except TypeError:  # unhashable: let NumPy name the problem
+        return real_dtype_of(complex_dtype_of(dtype))
+
+
+@functools.lru_cache(maxsize=64)
+def _cached_real(dtype: Any) -> np.dtype[Any]:
+    return real_dtype_of(complex_dtype_of(dtype))  # ~3 us of NumPy dtype parsing, once
+
+
+def _swap_last_axes(x: GPUArray) -> GPUArray:
+    """x's (..., a, b) as a (..., b, a) view: gp.matrix_transpose without its general axis
+    checks (~4 us), for the spectra made here (at least 2-D)."""
+    *lead, a, b = x.shape
+    *steps, sa, sb = x.strides
+    return GPUArray(x.buffer, (*lead, b, a), x.dtype, x.device, (*steps, sb, sa), x.offset)
 
 
 def _lengths(fn: str, n_fft: Any, hop_length: Any, win_length: Any) -> tuple[int, int, int]:
@@ -118,7 +157,7 @@ def frames_spectrum(
     if center and n_fft > n:  # librosa warns here too: the frames are mostly padding
         warnings.warn(f"{fn}: n_fft={n_fft} is too large for input signal of length={n}",
                       UserWarning, stacklevel=3)  # fmt: skip
-    if y.dtype.name != np.dtype(real).name:
+    if y.dtype.to_numpy_dtype() != real:
         y = gp.astype(y, gp_dtype(real))
     pad = n_fft // 2 if center else 0
     n_frames = 1 + (n + 2 * pad - n_fft) // hop_length
@@ -184,8 +223,7 @@ def stft(
     signal, host = to_device(y, "stft")
     check_audio(signal, "stft", finite=False)
     size, hop, win = _lengths("stft", n_fft, hop_length, win_length)
-    out = complex_dtype_of(signal.dtype.name if dtype is None else dtype)
-    real = real_dtype_of(out)
+    real = _spectrum_real(signal.dtype.name if dtype is None else dtype)
     confirm: list[Callable[[], None]] = []  # the NaN test, read after the transform is queued
     spectrum = frames_spectrum(
         signal,
@@ -199,7 +237,7 @@ def stft(
         confirm_into=confirm,
     )
     confirm[0]()
-    return back(gp.matrix_transpose(spectrum), host)
+    return back(_swap_last_axes(spectrum), host)
 
 
 def _overlap_add(frames: GPUArray, hop: int) -> GPUArray:
@@ -340,7 +378,7 @@ def spectrogram_of(
     check_audio(signal, fn, finite=False)
     size, hop, win = _lengths(fn, n_fft, hop_length, win_length)
     confirm: list[Callable[[], None]] = []  # the NaN test, read after the spectrum is queued
-    real = real_dtype_of(complex_dtype_of(signal.dtype.name))
+    real = _spectrum_real(signal.dtype.name)
     spectrum = frames_spectrum(
         signal,
         fn,
@@ -360,7 +398,7 @@ def spectrogram_of(
         if power != 1:
             mag = gp.square(mag) if power == 2 else mag**power
     confirm[0]()
-    return gp.matrix_transpose(mag), host, size
+    return _swap_last_axes(mag), host, size
 
 
 def melspectrogram(
@@ -387,8 +425,7 @@ def melspectrogram(
                                       hop_length=hop_length, win_length=win_length,
                                       window=window, center=center, pad_mode=pad_mode,
                                       power=power)  # fmt: skip
-    basis = _mel_basis(rate, size, kwargs)
-    out_dtype = np.result_type(basis.dtype, np.dtype(spec.dtype.name))
-    if spec.dtype.name != out_dtype.name:
-        spec = gp.astype(spec, gp_dtype(out_dtype))
-    return back(gp.matmul(device_setup(basis.astype(out_dtype), spec), spec), host)
+    weights = _mel_weights(rate, size, kwargs, spec)
+    if spec.dtype != weights.dtype:  # the product's dtype: NumPy's promotion of the two
+        spec = gp.astype(spec, weights.dtype)
+    return back(gp.matmul(weights, spec), host)
