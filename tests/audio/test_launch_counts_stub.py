@@ -87,6 +87,19 @@ assert struct.unpack(_frames.ARG_FORMAT, frames[5])[4:] == (48000, 200, 160, 400
 got = one_call(lambda: spectral.melspectrogram(y=y, sr=16000, n_fft=400, hop_length=160,
                                                n_mels=80))
 k = got[0]
+# |X|^2 and the mel product in one kernel, a block of 32 frames per launch-grid column
+assert k == FLAG + ["pgk_audio_mel_power"] and got[1:] == (1, 0, 1), got
+(mel,) = [l for l in ctx.launches if names[l[0]] == "pgk_audio_mel_power"]
+assert mel[1] == (-(-301 // 32), 1, 1) and mel[2] == (32, 8, 1) and mel[3] == 32 * 201 * 4, mel
+assert struct.unpack("@QQQQqiii", mel[5])[4:] == (301, 201, 80, 201), mel
+read_after_framing()
+# with the mel kernel off: |X|^2 in one kernel, then the product
+from pygpukit.audio import _mel_power
+_mel_power.ENABLED = False
+got = one_call(lambda: spectral.melspectrogram(y=y, sr=16000, n_fft=400, hop_length=160,
+                                               n_mels=80))
+_mel_power.ENABLED = True
+k = got[0]
 assert k[:2] == FLAG + ["pgk_audio_power_c64"], got
 assert len(k) == 3 and "gemm" in k[2] and got[1:] == (1, 0, 1), got
 read_after_framing()
@@ -96,9 +109,9 @@ got = one_call(lambda: whisper.log_mel_spectrogram(clips, 80))
 (frames,) = [l for l in ctx.launches if names[l[0]] == "pgk_audio_frames_f32"]
 assert frames[1] == (375, 2, 1), frames[1]  # 3000 frames of 2 clips
 k = got[0]
-assert k[:2] == FLAG + ["pgk_audio_power_c64"], got
-assert "gemm" in k[2] and k[-1] == "pgk_ew_pgk_audio_whisper_log_0", got
-assert all(name.startswith("pgk_red_max_float32") for name in k[3:-1]) and len(k) <= 6, got
+assert k[:2] == FLAG + ["pgk_audio_mel_power"], got
+assert k[-1] == "pgk_ew_pgk_audio_whisper_log_0", got
+assert all(name.startswith("pgk_red_max_float32") for name in k[2:-1]) and len(k) <= 5, got
 assert got[1:] == (1, 0, 1), got
 read_after_framing()
 # the flag is what raises: a set flag (the stub reads every int32 as 1) names the input

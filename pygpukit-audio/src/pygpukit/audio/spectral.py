@@ -17,7 +17,7 @@ import numpy as np
 import pygpukit as gp
 from pygpukit import GPUArray
 
-from . import _fused, _nan_flag, filters
+from . import _fused, _mel_power, _nan_flag, filters
 from ._arrays import (
     back,
     check_audio,
@@ -69,22 +69,22 @@ def _mel_basis(rate: float, size: int, kwargs: dict[str, Any]) -> np.ndarray:
         return filters.mel(sr=rate, n_fft=size, **kwargs)
 
 
-def _mel_weights(rate: float, size: int, kwargs: dict[str, Any], spec: GPUArray) -> GPUArray:
-    """filters.mel's basis in NumPy's promotion of its dtype and spec's, on spec's device;
-    cached there when the arguments are hashable (one key lookup a call)."""
-    real = spec.dtype.to_numpy_dtype()
+def _mel_weights(rate: float, size: int, kwargs: dict[str, Any], real: np.dtype[Any],
+                 like: GPUArray) -> tuple[GPUArray, tuple[Any, ...] | None]:  # fmt: skip
+    """(filters.mel's basis in NumPy's promotion of its dtype and `real`, on like's device;
+    the key it is cached under there, None when the arguments are unhashable)."""
     try:
         key = ("mel", rate, size, tuple(sorted(kwargs.items())), real.str)
         hash(key)
     except TypeError:  # an unhashable argument: device_setup keys on the basis' bytes
         basis = filters.mel(sr=rate, n_fft=size, **kwargs)
-        return device_setup(basis.astype(np.result_type(basis.dtype, real)), spec)
+        return device_setup(basis.astype(np.result_type(basis.dtype, real)), like), None
 
     def make() -> np.ndarray:
         basis = _mel_basis(rate, size, kwargs)
         return basis.astype(np.result_type(basis.dtype, real))
 
-    return device_constant(key, make, spec)
+    return device_constant(key, make, like), key
 
 
 @functools.lru_cache(maxsize=16)
@@ -372,12 +372,25 @@ def spectrogram_of(
         if spec.ndim < 2:
             raise ValueError(f"{fn}: S must be (..., n_freq, n_frames), got {tuple(spec.shape)}")
         return spec, host, 2 * (int(spec.shape[-2]) - 1)
+    spectrum, confirm, host, size = _spectrum_of(fn, y, n_fft=n_fft, hop_length=hop_length,
+                                                 win_length=win_length, window=window,
+                                                 center=center, pad_mode=pad_mode)  # fmt: skip
+    mag = _power_of(spectrum, power)
+    confirm()
+    return _swap_last_axes(mag), host, size
+
+
+def _spectrum_of(fn: str, y: Any, *, n_fft: int, hop_length: int, win_length: int | None,
+                 window: Any, center: bool, pad_mode: str
+                 ) -> tuple[GPUArray, Callable[[], None], bool, int]:  # fmt: skip
+    """(STFT of y laid out (..., n_frames, n_freq), the call that reads y's NaN test (make
+    it once the caller's work is queued), host flag, n_fft)."""
     if y is None:
         raise ValueError(f"{fn}: give an audio signal y or a spectrogram S")
     signal, host = to_device(y, fn)
     check_audio(signal, fn, finite=False)
     size, hop, win = _lengths(fn, n_fft, hop_length, win_length)
-    confirm: list[Callable[[], None]] = []  # the NaN test, read after the spectrum is queued
+    confirm: list[Callable[[], None]] = []
     real = _spectrum_real(signal.dtype.name)
     spectrum = frames_spectrum(
         signal,
@@ -390,15 +403,18 @@ def spectrogram_of(
         real=real,
         confirm_into=confirm,
     )
-    fused = _fused.power(spectrum) if power == 2 else None  # |X|^2 in one GPU kernel
+    return spectrum, confirm[0], host, size
+
+
+def _power_of(spectrum: GPUArray, power: float) -> GPUArray:
+    """|spectrum| ** power (|X|^2 in one kernel on a GPU)."""
+    fused = _fused.power(spectrum) if power == 2 else None
     if fused is not None:
-        mag = fused
-    else:
-        mag = gp.abs(spectrum)
-        if power != 1:
-            mag = gp.square(mag) if power == 2 else mag**power
-    confirm[0]()
-    return _swap_last_axes(mag), host, size
+        return fused
+    mag = gp.abs(spectrum)
+    if power != 1:
+        mag = gp.square(mag) if power == 2 else mag**power
+    return mag
 
 
 def melspectrogram(
@@ -421,11 +437,32 @@ def melspectrogram(
     go to `filters.mel` (n_mels, fmin, fmax, htk, norm, dtype).
     """
     rate = positive_rate(sr, "melspectrogram")
-    spec, host, size = spectrogram_of("melspectrogram", y, S, n_fft=n_fft,
-                                      hop_length=hop_length, win_length=win_length,
-                                      window=window, center=center, pad_mode=pad_mode,
-                                      power=power)  # fmt: skip
-    weights = _mel_weights(rate, size, kwargs, spec)
-    if spec.dtype != weights.dtype:  # the product's dtype: NumPy's promotion of the two
-        spec = gp.astype(spec, weights.dtype)
-    return back(gp.matmul(weights, spec), host)
+    if S is not None or power != 2:
+        spec, host, size = spectrogram_of("melspectrogram", y, S, n_fft=n_fft,
+                                          hop_length=hop_length, win_length=win_length,
+                                          window=window, center=center, pad_mode=pad_mode,
+                                          power=power)  # fmt: skip
+        weights, _ = _mel_weights(rate, size, kwargs, spec.dtype.to_numpy_dtype(), spec)
+        if spec.dtype != weights.dtype:  # the product's dtype: NumPy's promotion of the two
+            spec = gp.astype(spec, weights.dtype)
+        return back(gp.matmul(weights, spec), host)
+    spectrum, confirm, host, size = _spectrum_of("melspectrogram", y, n_fft=n_fft,
+                                                 hop_length=hop_length, win_length=win_length,
+                                                 window=window, center=center,
+                                                 pad_mode=pad_mode)  # fmt: skip
+    real = _spectrum_real(spectrum.dtype.name)
+    weights, key = _mel_weights(rate, size, kwargs, real, spectrum)
+    mel = None
+    if key is not None and _fused.kernels_here(spectrum) and _mel_power.takes(spectrum, weights):
+        # on a GPU: |X|^2 and the product over each mel's nonzero bins in one kernel
+        table = device_constant(("mel bands", key),
+                                lambda: _mel_power.bands(_mel_basis(rate, size, kwargs)),
+                                spectrum)  # fmt: skip
+        mel = _mel_power.mel_power(spectrum, weights, table)
+    if mel is None:
+        spec = _swap_last_axes(_power_of(spectrum, 2))
+        if spec.dtype != weights.dtype:  # the product's dtype: NumPy's promotion of the two
+            spec = gp.astype(spec, weights.dtype)
+        mel = gp.matmul(weights, spec)
+    confirm()
+    return back(mel, host)
