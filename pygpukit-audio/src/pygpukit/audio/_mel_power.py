@@ -43,7 +43,8 @@ extern "C" __global__ void pgk_audio_mel_power(
   const float2* src = z + (b * frames + t0) * nfreq;  // the tile's frames are contiguous
   const int count = rows * nfreq;
   const int tid = threadIdx.y * 32 + threadIdx.x;
-  for (int i = tid; i < count; i += 32 * blockDim.y) {
+#pragma unroll 4
+  for (int i = tid; i < count; i += 32 * blockDim.y) {  // unrolled: loads in flight together
     const float2 v = src[i];
     const int r = i / nfreq;
     power[r * stride + (i - r * nfreq)] = v.x * v.x + v.y * v.y;

@@ -4,6 +4,12 @@ Everything after the host-side setup (window, frame indices, mel basis) runs as 
 array ops (take, multiply, fft.rfft/irfft, matmul), so NumPy input runs on the CPU
 backend and a GPUArray runs on its own device. Shapes follow librosa: a signal is
 (..., n) and its STFT is (..., 1 + n_fft // 2, n_frames).
+
+On a GPU the hot path is a few kernels with little host work between them (the host time
+of a call must stay under the device time, or the GPU idles between launches): framing,
+window and NaN test in one kernel (_fused, _frames), cuFFT, then |X|^2 and the mel product
+in one (_mel_power); windows and mel bases stay on the device, found by key; the one read
+back, the NaN flag, waits for the framing kernel only (_nan_flag).
 """
 
 from __future__ import annotations
