@@ -24,6 +24,7 @@ class StubContext:
 
     def __init__(self) -> None:
         self.launches: list[tuple[Any, ...]] = []
+        self.events: list[tuple[str, int, int]] = []
         self.record = False
 
     def launch(self, func: Any, grid: Any, block: Any, shared: int, stream: int, args: Any) -> None:
@@ -58,6 +59,49 @@ class StubContext:
         pass
 
 
+class StubStream:
+    """Stands in for the native Stream: a handle, work is never pending."""
+
+    _next = 0x1000
+
+    def __init__(self, context: Any, priority: int = 0, non_blocking: bool = False) -> None:
+        StubStream._next += 0x10
+        self.handle = StubStream._next
+
+    def synchronize(self) -> None:
+        pass
+
+    def query(self) -> bool:
+        return True
+
+
+class StubEvent:
+    """Stands in for the native Event; records and waits go to the context's `events`
+    (as ("record" | "wait", stream handle, event id)) while it records launches."""
+
+    def __init__(self, context: Any, timing: bool = True) -> None:
+        self.context = context
+
+    def _note(self, what: str, stream: int) -> None:
+        if getattr(self.context, "record", False):
+            self.context.events.append((what, stream, id(self)))
+
+    def record(self, stream: int) -> None:
+        self._note("record", stream)
+
+    def wait_on(self, stream: int) -> None:
+        self._note("wait", stream)
+
+    def synchronize(self) -> None:
+        pass
+
+    def query(self) -> bool:
+        return True
+
+    def elapsed_since(self, start: Any) -> float:
+        return 0.0
+
+
 class StubModule:
     def __init__(self, context: Any, data: bytes) -> None:
         pass
@@ -73,7 +117,7 @@ def install() -> StubContext:
     ctx = StubContext()
     stub = SimpleNamespace(
         ATTR_MULTIPROCESSOR_COUNT=16, Module=StubModule, driver_version=lambda: 13000,
-        device_count=lambda: 1,
+        device_count=lambda: 1, Stream=StubStream, Event=StubEvent,
     )  # fmt: skip
     _loader.driver = lambda: stub  # type: ignore[assignment]
     _loader.device_count = lambda: 1  # type: ignore[assignment]

@@ -51,6 +51,28 @@ def test_warp_per_frame_kernels_compile(arch: int) -> None:
     assert image[:4] == b"\x7fELF"
 
 
+@pytest.mark.parametrize("arch", [80, 90])
+def test_packed_power_kernels_compile(arch: int) -> None:
+    """|X|^2 of complex64 (two values a thread) and complex128, as _power launches them."""
+    from pygpukit.audio import _power
+
+    options = [*compiler.BASE_OPTIONS, f"-arch=sm_{arch}"]
+    ok, image, log = _loader.nvrtc().compile(_power._SOURCE, "power.cu", options, True)
+    assert ok, log
+    assert image[:4] == b"\x7fELF"
+
+
+@pytest.mark.parametrize("arch", [80, 90])
+def test_mel_power_kernel_compiles_without_a_stack_frame(arch: int) -> None:
+    """|X|^2 and the mel product in one kernel (one accumulator a thread: no local memory)."""
+    from pygpukit.audio import _mel_power
+
+    options = [*compiler.BASE_OPTIONS, f"-arch=sm_{arch}", "--ptxas-options=-v"]
+    ok, image, log = _loader.nvrtc().compile(_mel_power._SOURCE, "mel.cu", options, True)
+    assert ok, log
+    assert image[:4] == b"\x7fELF" and " 0 bytes stack frame" in log, log
+
+
 @pytest.mark.parametrize("which", ["elementwise", "warp"])
 def test_framing_kernels_keep_no_stack_frame(which: str) -> None:
     """No thread copies a layout struct to local memory: the ElementwiseKernel framing once

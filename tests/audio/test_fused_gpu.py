@@ -121,6 +121,76 @@ def test_power_is_the_squared_magnitude() -> None:
                                        else 1e-13)  # fmt: skip
 
 
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+@pytest.mark.parametrize("n", [1, 2, 3, 201, 60001 * 201])
+def test_packed_power_kernel_odd_and_even_sizes(dtype: type, n: int) -> None:
+    """The two-values-per-thread kernel (complex64) and its odd last value (the 600 s
+    benchmark's 60001 x 201 spectrum has an odd count)."""
+    from pygpukit.audio import _power
+
+    z = (RNG.standard_normal(n) + 1j * RNG.standard_normal(n)).astype(dtype)
+    real = gp.float32 if dtype == np.complex64 else gp.float64
+    got = _power.power(gp.from_numpy(z, "cuda"), real)
+    assert got is not None and got.dtype == real
+    want = z.real * z.real + z.imag * z.imag  # (the GPU may fuse it: one rounding apart)
+    np.testing.assert_allclose(got.to_numpy(), want, rtol=1e-6 if dtype == np.complex64
+                               else 1e-14)  # fmt: skip
+
+
+@pytest.mark.parametrize(("shape", "n_fft", "kwargs"),
+                         [((16000 * 3,), 400, {"n_mels": 80}),
+                          ((2, 3, 5000), 400, {"n_mels": 128, "htk": True, "norm": None}),
+                          ((2, 7001), 510, {"n_mels": 40, "fmin": 300.0, "fmax": 2000.0}),
+                          ((1, 3000), 766, {"n_mels": 64})])  # fmt: skip
+@pytest.mark.filterwarnings("ignore:mel.*filters are empty")
+def test_mel_power_kernel_matches_power_and_product(shape: tuple[int, ...], n_fft: int,
+                                                    kwargs: dict[str, Any]) -> None:  # fmt: skip
+    """The one-kernel mel (each mel summed over its nonzero bins) against |X|^2 and the
+    dense product, and against the float64 CPU path; frame counts not a multiple of 32,
+    batches, empty mel rows (128 htk mels of 201 bins), fmin/fmax, an odd and an even
+    number of bins, and 384 bins (past the kernel's shared memory: the product serves)."""
+    from pygpukit.audio import _mel_power
+
+    y = RNG.standard_normal(shape).astype(np.float32)
+    args: dict[str, Any] = {"sr": SR, "n_fft": n_fft, "hop_length": 160, **kwargs}
+    x = gp.from_numpy(y, "cuda")
+    got = audio.melspectrogram(y=x, **args).to_numpy()
+    _mel_power.ENABLED = False
+    try:
+        product = audio.melspectrogram(y=x, **args).to_numpy()
+    finally:
+        _mel_power.ENABLED = True
+    assert got.shape == product.shape
+    np.testing.assert_allclose(got, product, rtol=2e-5, atol=1e-6 * float(np.abs(product).max()))
+    want = audio.melspectrogram(y=y.astype(np.float64), **args)
+    assert_close_scaled(got, want, rtol=1e-5, floor=5e-6)
+
+
+def test_nan_flag_is_cleared_after_a_bad_call_and_on_other_streams() -> None:
+    """The NaN flag outlives calls: after a call that raised, good input passes again; a
+    call on a user's stream reads its own verdict (and its result is right)."""
+    y = RNG.standard_normal((2, 4000)).astype(np.float32)
+    bad = y.copy()
+    bad[1, 17] = np.nan
+    want = audio.stft(y, n_fft=400, hop_length=160)
+    for _ in range(2):
+        with pytest.raises(ValueError, match="stft: y contains NaN"):
+            audio.stft(gp.from_numpy(bad, "cuda"), n_fft=400, hop_length=160)
+        got = audio.stft(gp.from_numpy(y, "cuda"), n_fft=400, hop_length=160)
+        assert_close_scaled(got.to_numpy(), want, rtol=1e-5, floor=5e-6)
+    stream = gp.cuda.Stream(non_blocking=True)
+    with stream:
+        x = gp.from_numpy(y, "cuda")
+        got = audio.melspectrogram(y=x, sr=SR, n_fft=400, hop_length=160, n_mels=80)
+        with pytest.raises(ValueError, match="melspectrogram: y contains NaN"):
+            audio.melspectrogram(y=gp.from_numpy(bad, "cuda"), sr=SR, n_fft=400,
+                                 hop_length=160)  # fmt: skip
+        again = audio.melspectrogram(y=x, sr=SR, n_fft=400, hop_length=160, n_mels=80)
+    mel = audio.melspectrogram(y=y, sr=SR, n_fft=400, hop_length=160, n_mels=80)
+    assert_close_scaled(got.to_numpy(), mel, rtol=1e-5, floor=5e-6)
+    assert_close_scaled(again.to_numpy(), mel, rtol=1e-5, floor=5e-6)
+
+
 def test_whisper_log_mel_on_cuda_matches_the_cpu_per_clip() -> None:
     """Each clip floored at its own max - 8: a loud clip beside a quiet one."""
     clips = np.stack(list(all_signals(4).values())[:3]).astype(np.float32)[:, : 16000 * 5]

@@ -1,7 +1,7 @@
 """What one stft, melspectrogram and Whisper log-mel call enqueues on the stub GPU of
 scripts/stub_cuda.py (no device needed), pinned so an extra pass over the frames is caught:
 padding, framing, the window and the input's NaN test are one kernel, |X|^2 one, Whisper's
-log tail one after its max, and nothing waits for the device before reading the NaN flag.
+log tail one after its max, and the one read (the NaN flag) waits for the framing kernel only.
 Run in a subprocess: the stub replaces process-wide state."""
 
 from __future__ import annotations
@@ -41,8 +41,10 @@ class Plan(stubs._NoopPlan):
 
 cufft._lib.plan = lambda *args: Plan()
 
+from pygpukit_cuda import streams
+
 def download(self, buffer, offset, out):
-    reads.append(out.dtype)  # each read waits for the device
+    reads.append((out.dtype, streams.current_handle(0)))  # each read waits for its stream
     out.fill(1 if out.dtype == bool else 0)  # the NaN test passes, index checks too
 
 device.CudaBackend.download = download
@@ -52,17 +54,27 @@ from pygpukit.audio import spectral
 
 def one_call(fn):
     fn()
-    ctx.launches.clear(); del copies[:], runs[:], reads[:]
+    ctx.launches.clear(); ctx.events.clear(); del copies[:], runs[:], reads[:]
     ctx.record = True
     fn()
     ctx.record = False
     return [names[l[0]] for l in ctx.launches], len(runs), len(copies), len(reads)
 
-# the NaN test rides in the framing kernel: a zeroed flag (one tiny fill), read last
-FLAG = ["pgk_copy_int32", "pgk_audio_frames_f32"]
+# the NaN test rides in the framing kernel; its flag is kept zeroed between calls (no fill),
+# and read last, on a side stream that waits for an event recorded after the framing kernel
+# only (not for the FFT after it)
+FLAG = ["pgk_audio_frames_f32"]
 y = gp.asarray(np.ones(16000 * 3, np.float32), device="cuda:0")
 got = one_call(lambda: spectral.stft(y, n_fft=400, hop_length=160))
 assert got == (FLAG, 1, 0, 1), got
+
+def read_after_framing():
+    (record, wait) = ctx.events
+    assert record[0] == "record" and record[1] == 0 and wait[0] == "wait", ctx.events
+    assert wait[2] == record[2] and wait[1] not in (0, record[1]), ctx.events
+    assert [r[1] for r in reads] == [wait[1]], (reads, ctx.events)
+
+read_after_framing()
 # the framing kernel is laid out as it is indexed (not the flat ElementwiseKernel, whose
 # per-element quotients made the 600 s stft 2.8x slower on the H100): a warp per frame,
 # the signal on grid y, and the arguments the kernel reads
@@ -75,18 +87,33 @@ assert struct.unpack(_frames.ARG_FORMAT, frames[5])[4:] == (48000, 200, 160, 400
 got = one_call(lambda: spectral.melspectrogram(y=y, sr=16000, n_fft=400, hop_length=160,
                                                n_mels=80))
 k = got[0]
-assert k[:3] == FLAG + ["pgk_ew_pgk_audio_power_0"], got
-assert len(k) == 4 and "gemm" in k[3] and got[1:] == (1, 0, 1), got
+# |X|^2 and the mel product in one kernel, a block of 32 frames per launch-grid column
+assert k == FLAG + ["pgk_audio_mel_power"] and got[1:] == (1, 0, 1), got
+(mel,) = [l for l in ctx.launches if names[l[0]] == "pgk_audio_mel_power"]
+assert mel[1] == (-(-301 // 32), 1, 1) and mel[2] == (32, 8, 1) and mel[3] == 32 * 201 * 4, mel
+assert struct.unpack("@QQQQqiii", mel[5])[4:] == (301, 201, 80, 201), mel
+read_after_framing()
+# with the mel kernel off: |X|^2 in one kernel, then the product
+from pygpukit.audio import _mel_power
+_mel_power.ENABLED = False
+got = one_call(lambda: spectral.melspectrogram(y=y, sr=16000, n_fft=400, hop_length=160,
+                                               n_mels=80))
+_mel_power.ENABLED = True
+k = got[0]
+assert k[:2] == FLAG + ["pgk_audio_power_c64"], got
+assert len(k) == 3 and "gemm" in k[2] and got[1:] == (1, 0, 1), got
+read_after_framing()
 # reflect padding too is done by the framing kernel (no gathers, which each read a flag)
 clips = gp.asarray(np.ones((2, 16000 * 30), np.float32), device="cuda:0")
 got = one_call(lambda: whisper.log_mel_spectrogram(clips, 80))
 (frames,) = [l for l in ctx.launches if names[l[0]] == "pgk_audio_frames_f32"]
 assert frames[1] == (375, 2, 1), frames[1]  # 3000 frames of 2 clips
 k = got[0]
-assert k[:3] == FLAG + ["pgk_ew_pgk_audio_power_0"], got
-assert "gemm" in k[3] and k[-1] == "pgk_ew_pgk_audio_whisper_log_0", got
-assert all(name.startswith("pgk_red_max_float32") for name in k[4:-1]) and len(k) <= 7, got
+assert k[:2] == FLAG + ["pgk_audio_mel_power"], got
+assert k[-1] == "pgk_ew_pgk_audio_whisper_log_0", got
+assert all(name.startswith("pgk_red_max_float32") for name in k[2:-1]) and len(k) <= 5, got
 assert got[1:] == (1, 0, 1), got
+read_after_framing()
 # the flag is what raises: a set flag (the stub reads every int32 as 1) names the input
 device.CudaBackend.download = lambda self, buffer, offset, out: out.fill(1)
 for call, text in ((lambda: spectral.stft(y, n_fft=400, hop_length=160), "stft: y contains"),
@@ -98,6 +125,21 @@ for call, text in ((lambda: spectral.stft(y, n_fft=400, hop_length=160), "stft: 
         assert text in str(exc), exc
     else:
         raise AssertionError("a set NaN flag did not raise")
+# a flag seen set is zeroed (one tiny fill) before the next call's framing kernel, which
+# then passes
+device.CudaBackend.download = download
+got = one_call(lambda: spectral.stft(y, n_fft=400, hop_length=160))
+assert got[0] == ["pgk_audio_frames_f32"], got  # (one_call's first call zeroed it)
+device.CudaBackend.download = lambda self, buffer, offset, out: out.fill(1)
+try:
+    spectral.stft(y, n_fft=400, hop_length=160)
+except ValueError:
+    pass
+device.CudaBackend.download = download
+ctx.launches.clear(); ctx.record = True
+spectral.stft(y, n_fft=400, hop_length=160)
+ctx.record = False
+assert [names[l[0]] for l in ctx.launches] == ["pgk_copy_int32", "pgk_audio_frames_f32"]
 print("ok")
 """
 

@@ -14,6 +14,7 @@ frame (center=False) is tested by the last frame's warp."""
 from __future__ import annotations
 
 import os
+import struct
 from typing import Any
 
 from pygpukit import GPUArray
@@ -85,10 +86,6 @@ NAMES = {"float32": "pgk_audio_frames_f32", "float64": "pgk_audio_frames_f64"}
 ARG_FORMAT = "@QQQQqqqiqiiq"
 
 
-def _ptr(x: GPUArray) -> int:
-    return int(x.buffer.ptr + x.offset)
-
-
 def takes(dtype: Any, signals: int) -> bool:
     """Whether this kernel serves signals of `dtype`, `signals` of them in one launch."""
     return ENABLED and dtype.name in NAMES and 1 <= signals <= MAX_SIGNALS
@@ -98,19 +95,52 @@ def launch(y: GPUArray, window: GPUArray, out: GPUArray, flag: GPUArray, *, pad:
            hop: int, mode: int, check: bool, tail_from: int) -> bool:  # fmt: skip
     """Fill `out` (..., n_frames, nfft), contiguous, from contiguous `y` (..., n); False
     (nothing launched) where this kernel does not take the call."""
+    index = out._device.index
+    key = (index, y._dtype, out._shape, y._shape[-1], window._strides, pad, hop, mode, check,
+           tail_from)  # fmt: skip
+    plan = _plans.get(key)
+    if plan is None:
+        if window.ndim != 1 or not window.is_contiguous:
+            return False
+        plan = _plan(y, out, pad=pad, hop=hop, mode=mode, check=check, tail_from=tail_from)
+        if plan is None:
+            return False
+        while len(_plans) >= _PLANS_LIMIT:
+            _plans.pop(next(iter(_plans)))
+        _plans[key] = plan
+    # the CUDA plugin's stream (kernels_here checked it is installed)
+    plan(_current_handle(index), y._buffer.ptr + y._offset, window._buffer.ptr + window._offset,
+         out._buffer.ptr + out._offset, flag._buffer.ptr + flag._offset)  # fmt: skip
+    return True
+
+
+#: launch plans by (device, dtype, frames shape, signal length, pad, hop, mode, check, tail):
+#: a repeated call costs a dict lookup and one launch with its four pointers patched in
+_plans: dict[tuple[Any, ...], Any] = {}
+_PLANS_LIMIT = 64
+
+
+def _current_handle(index: int) -> int:
+    from pygpukit_cuda import streams
+
+    return int(streams.current_handle(index))
+
+
+def _plan(y: GPUArray, out: GPUArray, *, pad: int, hop: int, mode: int, check: bool,
+          tail_from: int) -> Any:  # fmt: skip
+    """The launch plan of this framing (only the four pointers left open), or None."""
     signals = out.size // (out.shape[-1] * out.shape[-2]) if out.size else 0
-    if not takes(y.dtype, signals) or window.ndim != 1 or not window.is_contiguous:
-        return False
-    name = NAMES[y.dtype.name]
+    if not takes(y.dtype, signals):
+        return None
     nframes, nfft = int(out.shape[-2]), int(out.shape[-1])
-    # the CUDA plugin's launcher (kernels_here checked it is installed): compiled and
-    # loaded once, then a dict lookup and one packed launch per call
-    from pygpukit_cuda import launcher, streams
+    # compiled and loaded once by the CUDA plugin's launcher, then packed once here
+    from pygpukit_cuda import launch_plan, launcher
 
     index = out.device.index
-    fn = launcher.function(index, name, _SOURCE, ARG_FORMAT)
+    fn = launcher.function(index, NAMES[y.dtype.name], _SOURCE, ARG_FORMAT)
     blocks = min(-(-nframes // WARPS), 1 << 20)
-    args = (_ptr(y), _ptr(window), _ptr(out), _ptr(flag), int(y.shape[-1]), pad, hop, nfft,
-            nframes, mode, int(check), tail_from)  # fmt: skip
-    fn.launch((blocks, signals, 1), (32, WARPS, 1), args, 0, streams.current_handle(index))
-    return True
+    params = struct.pack(ARG_FORMAT, 0, 0, 0, 0, int(y.shape[-1]), pad, hop, nfft, nframes,
+                         mode, int(check), tail_from)  # fmt: skip
+    slots = [(offset, "P") for offset in range(0, 32, 8)]  # y, window, out, flag
+    return launch_plan.make(fn.context, fn.handle, (blocks, signals, 1), (32, WARPS, 1), 0,
+                            params, slots)  # fmt: skip

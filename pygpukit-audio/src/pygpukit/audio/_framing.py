@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pygpukit as gp
@@ -114,7 +116,7 @@ _ON_DEVICE_LIMIT = 8
 
 #: small host-side setup arrays (windows, mel bases) already on a device, so a repeated
 #: call on a GPU skips a synchronous host-to-device copy; keyed by their bytes
-_SETUP_ON_DEVICE: dict[tuple[str, tuple[int, ...], bytes, str], GPUArray] = {}
+_SETUP_ON_DEVICE: dict[tuple[Any, ...], GPUArray] = {}
 _SETUP_LIMIT = 16
 
 
@@ -127,6 +129,21 @@ def device_setup(values: np.ndarray, like: GPUArray) -> GPUArray:
         while len(_SETUP_ON_DEVICE) >= _SETUP_LIMIT:
             _SETUP_ON_DEVICE.pop(next(iter(_SETUP_ON_DEVICE)))
     _SETUP_ON_DEVICE[key] = found  # re-inserted: most recently used last
+    return found
+
+
+def device_constant(key: tuple[Any, ...], make: Callable[[], np.ndarray],
+                    like: GPUArray) -> GPUArray:  # fmt: skip
+    """make()'s array on like's device, cached under `key`, which must name everything
+    make() depends on: a repeated call skips building the array and hashing its bytes
+    (device_setup's key; ~13 us of host time per call for a 400-point window)."""
+    full = ("keyed", key, like.device)
+    found = _SETUP_ON_DEVICE.get(full)
+    if found is None:
+        found = device_setup(make(), like)
+        while len(_SETUP_ON_DEVICE) >= _SETUP_LIMIT:
+            _SETUP_ON_DEVICE.pop(next(iter(_SETUP_ON_DEVICE)))
+        _SETUP_ON_DEVICE[full] = found
     return found
 
 

@@ -24,7 +24,7 @@ from typing import Any
 import pygpukit as gp
 from pygpukit import GPUArray
 
-from . import _frames
+from . import _frames, _power
 
 #: np.pad modes the framing kernel models, by the code the kernel switches on
 _PAD_CODES = {"constant": 0, "reflect": 1, "edge": 2, "symmetric": 3}
@@ -67,7 +67,16 @@ if (check) {
 
 def kernels_here(x: GPUArray) -> bool:
     """Whether x is on a CUDA device with the plugin's ElementwiseKernel at hand."""
-    return x.device.type == "cuda" and hasattr(gp, "ElementwiseKernel")
+    global _plugin_seen
+    if x.device.type != "cuda":
+        return False
+    if not _plugin_seen:  # asked of pygpukit's module __getattr__ (~2 us) until it is there
+        _plugin_seen = hasattr(gp, "ElementwiseKernel")
+    return _plugin_seen
+
+
+#: whether the CUDA plugin's ElementwiseKernel was found (plugins stay once loaded)
+_plugin_seen = False
 
 
 @cache
@@ -108,7 +117,7 @@ def windowed_frames(y: GPUArray, window: GPUArray, *, hop: int, pad: int, pad_mo
         return None
     if not y.is_contiguous:
         y = y.contiguous()
-    out = gp.empty((*y.shape[:-1], n_frames, nfft), dtype=y.dtype, device=y.device)
+    out = GPUArray.empty((*y.shape[:-1], n_frames, nfft), y.dtype, y.device)
     if out.size:
         flag = bad if bad is not None else gp.empty((1,), dtype=gp.int32, device=y.device)
         if direct and _frames.launch(y, window, out, flag, pad=pad, hop=hop, mode=mode,
@@ -136,6 +145,9 @@ def power(z: GPUArray) -> GPUArray | None:
     if not z.dtype.is_complex or not kernels_here(z):
         return None
     real = gp.float32 if z.dtype == gp.complex64 else gp.float64
+    packed = _power.power(z, real)  # a contiguous spectrum: two values per thread
+    if packed is not None:
+        return packed
     # the real and imaginary parts as views of z's own memory: no copies
     half = real.itemsize
     re = GPUArray(z.buffer, z.shape, real, z.device, z.strides, z.offset, readonly=True)

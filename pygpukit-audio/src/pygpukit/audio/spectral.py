@@ -4,6 +4,12 @@ Everything after the host-side setup (window, frame indices, mel basis) runs as 
 array ops (take, multiply, fft.rfft/irfft, matmul), so NumPy input runs on the CPU
 backend and a GPUArray runs on its own device. Shapes follow librosa: a signal is
 (..., n) and its STFT is (..., 1 + n_fft // 2, n_frames).
+
+On a GPU the hot path is a few kernels with little host work between them (the host time
+of a call must stay under the device time, or the GPU idles between launches): framing,
+window and NaN test in one kernel (_fused, _frames), cuFFT, then |X|^2 and the mel product
+in one (_mel_power); windows and mel bases stay on the device, found by key; the one read
+back, the NaN flag, waits for the framing kernel only (_nan_flag).
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ import numpy as np
 import pygpukit as gp
 from pygpukit import GPUArray
 
-from . import _fused, filters
+from . import _fused, _mel_power, _nan_flag, filters
 from ._arrays import (
     back,
     check_audio,
@@ -30,7 +36,7 @@ from ._arrays import (
     real_dtype_of,
     to_device,
 )
-from ._framing import device_setup, frame_view
+from ._framing import device_constant, device_setup, frame_view
 from .windows import get_window, pad_center
 
 __all__ = ["abs2", "istft", "magphase", "melspectrogram", "stft"]
@@ -41,6 +47,17 @@ def _analysis_window(window: Any, win_length: int, n_fft: int) -> np.ndarray:
     if isinstance(window, str):  # named windows are cached: ~0.1 ms of host time each call
         return _named_window(window, win_length, n_fft)
     return pad_center(get_window(window, win_length, fftbins=True), size=n_fft)
+
+
+def _window_on(y: GPUArray, window: Any, win_length: int, n_fft: int,
+               real: np.dtype[Any]) -> np.ndarray | GPUArray:  # fmt: skip
+    """The analysis window for frames_spectrum: a named one already on y's device (cached
+    there), else the host array."""
+    if isinstance(window, str):
+        return device_constant(("window", window, win_length, n_fft, real.str),
+                               lambda: _named_window(window, win_length, n_fft).astype(real),
+                               y)  # fmt: skip
+    return _analysis_window(window, win_length, n_fft)
 
 
 @functools.lru_cache(maxsize=32)
@@ -58,11 +75,50 @@ def _mel_basis(rate: float, size: int, kwargs: dict[str, Any]) -> np.ndarray:
         return filters.mel(sr=rate, n_fft=size, **kwargs)
 
 
+def _mel_weights(rate: float, size: int, kwargs: dict[str, Any], real: np.dtype[Any],
+                 like: GPUArray) -> tuple[GPUArray, tuple[Any, ...] | None]:  # fmt: skip
+    """(filters.mel's basis in NumPy's promotion of its dtype and `real`, on like's device;
+    the key it is cached under there, None when the arguments are unhashable)."""
+    try:
+        key = ("mel", rate, size, tuple(sorted(kwargs.items())), real.str)
+        hash(key)
+    except TypeError:  # an unhashable argument: device_setup keys on the basis' bytes
+        basis = filters.mel(sr=rate, n_fft=size, **kwargs)
+        return device_setup(basis.astype(np.result_type(basis.dtype, real)), like), None
+
+    def make() -> np.ndarray:
+        basis = _mel_basis(rate, size, kwargs)
+        return basis.astype(np.result_type(basis.dtype, real))
+
+    return device_constant(key, make, like), key
+
+
 @functools.lru_cache(maxsize=16)
 def _cached_mel(rate: float, size: int, items: tuple[tuple[str, Any], ...]) -> np.ndarray:
     out = filters.mel(sr=rate, n_fft=size, **dict(items))
     out.flags.writeable = False  # shared between calls
     return out
+
+
+def _spectrum_real(dtype: Any) -> np.dtype[Any]:
+    """The real dtype of the precision of a spectrum asked as `dtype` (complex or real)."""
+    try:
+        return _cached_real(dtype)
+    except TypeError:  # unhashable: let NumPy name the problem
+        return real_dtype_of(complex_dtype_of(dtype))
+
+
+@functools.lru_cache(maxsize=64)
+def _cached_real(dtype: Any) -> np.dtype[Any]:
+    return real_dtype_of(complex_dtype_of(dtype))  # ~3 us of NumPy dtype parsing, once
+
+
+def _swap_last_axes(x: GPUArray) -> GPUArray:
+    """x's (..., a, b) as a (..., b, a) view: gp.matrix_transpose without its general axis
+    checks (~4 us), for the spectra made here (at least 2-D)."""
+    *lead, a, b = x.shape
+    *steps, sa, sb = x.strides
+    return GPUArray(x.buffer, (*lead, b, a), x.dtype, x.device, (*steps, sb, sa), x.offset)
 
 
 def _lengths(fn: str, n_fft: Any, hop_length: Any, win_length: Any) -> tuple[int, int, int]:
@@ -82,7 +138,7 @@ def frames_spectrum(
     *,
     n_fft: int,
     hop_length: int,
-    window: np.ndarray,
+    window: np.ndarray | GPUArray,
     center: bool,
     pad_mode: str,
     real: Any,
@@ -107,26 +163,33 @@ def frames_spectrum(
     if center and n_fft > n:  # librosa warns here too: the frames are mostly padding
         warnings.warn(f"{fn}: n_fft={n_fft} is too large for input signal of length={n}",
                       UserWarning, stacklevel=3)  # fmt: skip
-    if y.dtype.name != np.dtype(real).name:
+    if y.dtype.to_numpy_dtype() != real:
         y = gp.astype(y, gp_dtype(real))
     pad = n_fft // 2 if center else 0
     n_frames = 1 + (n + 2 * pad - n_fft) // hop_length
     if keep_frames is not None:
         n_frames = min(n_frames, keep_frames)
-    weights = device_setup(window.astype(real), y)
+    # a GPUArray window is already on y's device, in `real` (see _window_on)
+    weights = window if isinstance(window, GPUArray) else device_setup(window.astype(real), y)
     windowed = None
     bad = None
+    kept = None  # this thread's long-lived flag (see _nan_flag), when one serves
     if n + 2 * pad >= n_fft:  # else frame_view below names the problem
         if confirm_into is not None and _fused.kernels_here(y):
-            bad = gp.zeros((1,), dtype=gp.int32, device=y.device)
+            kept = _nan_flag.take(y)
+            bad = kept.array if kept is not None else gp.zeros((1,), dtype=gp.int32,
+                                                               device=y.device)  # fmt: skip
         # on a GPU: padding, framing, window and NaN test in one kernel (None elsewhere)
         windowed = _fused.windowed_frames(y, weights, hop=hop_length, pad=pad,
                                           pad_mode=pad_mode, n_frames=n_frames,
                                           bad=bad)  # fmt: skip
     if confirm_into is not None:
-        fused = windowed is not None and bad is not None
-        # (the array-op test reads the caller's samples, as before any cast)
-        confirm_into.append(_flag_reader(bad, fn, name) if fused else finite_check(given, fn, name))
+        if windowed is not None and kept is not None:
+            confirm_into.append(kept.reader(fn, name))  # waits for the framing kernel only
+        elif windowed is not None and bad is not None:
+            confirm_into.append(_flag_reader(bad, fn, name))
+        else:  # (the array-op test reads the caller's samples, as before any cast)
+            confirm_into.append(finite_check(given, fn, name))
     if windowed is None:
         # an overlapping view, read once by the window product (the one frame-sized copy)
         frames = frame_view(y, fn, frame_length=n_fft, hop_length=hop_length, pad=pad,
@@ -166,21 +229,21 @@ def stft(
     signal, host = to_device(y, "stft")
     check_audio(signal, "stft", finite=False)
     size, hop, win = _lengths("stft", n_fft, hop_length, win_length)
-    out = complex_dtype_of(signal.dtype.name if dtype is None else dtype)
+    real = _spectrum_real(signal.dtype.name if dtype is None else dtype)
     confirm: list[Callable[[], None]] = []  # the NaN test, read after the transform is queued
     spectrum = frames_spectrum(
         signal,
         "stft",
         n_fft=size,
         hop_length=hop,
-        window=_analysis_window(window, win, size),
+        window=_window_on(signal, window, win, size, real),
         center=center,
         pad_mode=pad_mode,
-        real=real_dtype_of(out),
+        real=real,
         confirm_into=confirm,
     )
     confirm[0]()
-    return back(gp.matrix_transpose(spectrum), host)
+    return back(_swap_last_axes(spectrum), host)
 
 
 def _overlap_add(frames: GPUArray, hop: int) -> GPUArray:
@@ -315,32 +378,49 @@ def spectrogram_of(
         if spec.ndim < 2:
             raise ValueError(f"{fn}: S must be (..., n_freq, n_frames), got {tuple(spec.shape)}")
         return spec, host, 2 * (int(spec.shape[-2]) - 1)
+    spectrum, confirm, host, size = _spectrum_of(fn, y, n_fft=n_fft, hop_length=hop_length,
+                                                 win_length=win_length, window=window,
+                                                 center=center, pad_mode=pad_mode)  # fmt: skip
+    mag = _power_of(spectrum, power)
+    confirm()
+    return _swap_last_axes(mag), host, size
+
+
+def _spectrum_of(fn: str, y: Any, *, n_fft: int, hop_length: int, win_length: int | None,
+                 window: Any, center: bool, pad_mode: str
+                 ) -> tuple[GPUArray, Callable[[], None], bool, int]:  # fmt: skip
+    """(STFT of y laid out (..., n_frames, n_freq), the call that reads y's NaN test (make
+    it once the caller's work is queued), host flag, n_fft)."""
     if y is None:
         raise ValueError(f"{fn}: give an audio signal y or a spectrogram S")
     signal, host = to_device(y, fn)
     check_audio(signal, fn, finite=False)
     size, hop, win = _lengths(fn, n_fft, hop_length, win_length)
-    confirm: list[Callable[[], None]] = []  # the NaN test, read after the spectrum is queued
+    confirm: list[Callable[[], None]] = []
+    real = _spectrum_real(signal.dtype.name)
     spectrum = frames_spectrum(
         signal,
         fn,
         n_fft=size,
         hop_length=hop,
-        window=_analysis_window(window, win, size),
+        window=_window_on(signal, window, win, size, real),
         center=center,
         pad_mode=pad_mode,
-        real=real_dtype_of(complex_dtype_of(signal.dtype.name)),
+        real=real,
         confirm_into=confirm,
     )
-    fused = _fused.power(spectrum) if power == 2 else None  # |X|^2 in one GPU kernel
+    return spectrum, confirm[0], host, size
+
+
+def _power_of(spectrum: GPUArray, power: float) -> GPUArray:
+    """|spectrum| ** power (|X|^2 in one kernel on a GPU)."""
+    fused = _fused.power(spectrum) if power == 2 else None
     if fused is not None:
-        mag = fused
-    else:
-        mag = gp.abs(spectrum)
-        if power != 1:
-            mag = gp.square(mag) if power == 2 else mag**power
-    confirm[0]()
-    return gp.matrix_transpose(mag), host, size
+        return fused
+    mag = gp.abs(spectrum)
+    if power != 1:
+        mag = gp.square(mag) if power == 2 else mag**power
+    return mag
 
 
 def melspectrogram(
@@ -363,12 +443,32 @@ def melspectrogram(
     go to `filters.mel` (n_mels, fmin, fmax, htk, norm, dtype).
     """
     rate = positive_rate(sr, "melspectrogram")
-    spec, host, size = spectrogram_of("melspectrogram", y, S, n_fft=n_fft,
-                                      hop_length=hop_length, win_length=win_length,
-                                      window=window, center=center, pad_mode=pad_mode,
-                                      power=power)  # fmt: skip
-    basis = _mel_basis(rate, size, kwargs)
-    out_dtype = np.result_type(basis.dtype, np.dtype(spec.dtype.name))
-    if spec.dtype.name != out_dtype.name:
-        spec = gp.astype(spec, gp_dtype(out_dtype))
-    return back(gp.matmul(device_setup(basis.astype(out_dtype), spec), spec), host)
+    if S is not None or power != 2:
+        spec, host, size = spectrogram_of("melspectrogram", y, S, n_fft=n_fft,
+                                          hop_length=hop_length, win_length=win_length,
+                                          window=window, center=center, pad_mode=pad_mode,
+                                          power=power)  # fmt: skip
+        weights, _ = _mel_weights(rate, size, kwargs, spec.dtype.to_numpy_dtype(), spec)
+        if spec.dtype != weights.dtype:  # the product's dtype: NumPy's promotion of the two
+            spec = gp.astype(spec, weights.dtype)
+        return back(gp.matmul(weights, spec), host)
+    spectrum, confirm, host, size = _spectrum_of("melspectrogram", y, n_fft=n_fft,
+                                                 hop_length=hop_length, win_length=win_length,
+                                                 window=window, center=center,
+                                                 pad_mode=pad_mode)  # fmt: skip
+    real = _spectrum_real(spectrum.dtype.name)
+    weights, key = _mel_weights(rate, size, kwargs, real, spectrum)
+    mel = None
+    if key is not None and _fused.kernels_here(spectrum) and _mel_power.takes(spectrum, weights):
+        # on a GPU: |X|^2 and the product over each mel's nonzero bins in one kernel
+        table = device_constant(("mel bands", key),
+                                lambda: _mel_power.bands(_mel_basis(rate, size, kwargs)),
+                                spectrum)  # fmt: skip
+        mel = _mel_power.mel_power(spectrum, weights, table)
+    if mel is None:
+        spec = _swap_last_axes(_power_of(spectrum, 2))
+        if spec.dtype != weights.dtype:  # the product's dtype: NumPy's promotion of the two
+            spec = gp.astype(spec, weights.dtype)
+        mel = gp.matmul(weights, spec)
+    confirm()
+    return back(mel, host)

@@ -153,9 +153,9 @@ def log_mel_spectrogram(
     A GPUArray stays on its device and gives a GPUArray; a NumPy array gives a NumPy
     array, computed on `device` (default: pygpukit's default device).
     """
-    from pygpukit.audio import _fused
-    from pygpukit.audio._framing import device_setup
-    from pygpukit.audio.spectral import _analysis_window, abs2, frames_spectrum
+    from pygpukit.audio import _fused, _mel_power
+    from pygpukit.audio._framing import device_constant
+    from pygpukit.audio.spectral import _window_on, abs2, frames_spectrum
 
     filters = mel_filters(n_mels)
     on_device = isinstance(audio, GPUArray)
@@ -171,15 +171,25 @@ def log_mel_spectrogram(
     # openai-whisper drops the last of the 1 + n // hop frames, so it is never computed
     n_frames = int(y.shape[-1]) // HOP_LENGTH
     frames = frames_spectrum(x, "log_mel_spectrogram", n_fft=N_FFT, hop_length=HOP_LENGTH,
-                             window=_analysis_window("hann", N_FFT, N_FFT), center=True,
-                             pad_mode="reflect", real=np.float32, keep_frames=n_frames,
+                             window=_window_on(x, "hann", N_FFT, N_FFT, np.dtype(np.float32)),
+                             center=True, pad_mode="reflect", real=np.float32,
+                             keep_frames=n_frames,
                              confirm_into=tests if on_device else None,
                              name="audio")  # fmt: skip
-    # |X|^2 in the frames' own (contiguous) order, then a transposed view for the product
-    power = _fused.power(frames)
-    if power is None:
-        power = abs2(frames)
-    mel = device_setup(filters, x) @ gp.matrix_transpose(power)
+    # the bank and the window stay on the device between calls, found by key
+    bank = device_constant(("whisper mel", n_mels), lambda: filters, x)
+    mel = None
+    if _fused.kernels_here(frames) and _mel_power.takes(frames, bank):
+        # |X|^2 and the product over each mel's nonzero bins in one kernel
+        table = device_constant(("whisper mel bands", n_mels),
+                                lambda: _mel_power.bands(filters), x)  # fmt: skip
+        mel = _mel_power.mel_power(frames, bank, table)
+    if mel is None:
+        # |X|^2 in the frames' own (contiguous) order, then a transposed view for the product
+        power = _fused.power(frames)
+        if power is None:
+            power = abs2(frames)
+        mel = bank @ gp.matrix_transpose(power)
     logs = _fused.whisper_log(mel)  # one kernel after the max on a GPU
     if logs is None:
         logs = gp.log10(gp.maximum(mel, gp.full((), 1e-10, dtype=gp.float32, device=x.device)))
