@@ -51,3 +51,13 @@ def test_example_runs(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "equals the offline STFT: True" in done.stdout
     assert (tmp_path / "tour.wav").is_file()
+
+
+def test_clear_cache_drops_this_threads_nan_flags() -> None:
+    # the GPU path keeps one NaN flag per thread and device between calls; clear_cache (as
+    # the tests' pool check needs) must give its memory back
+    from pygpukit.audio import _nan_flag
+
+    _nan_flag._local.flags = {0: object()}
+    pygpukit.audio.clear_cache()
+    assert not hasattr(_nan_flag._local, "flags")

@@ -148,10 +148,14 @@ def device_constant(key: tuple[Any, ...], make: Callable[[], np.ndarray],
 
 
 def clear_cache() -> None:
-    """Free the frame indices, windows and mel bases kept on devices (and host-side ones)."""
+    """Free the frame indices, windows and mel bases kept on devices (and host-side ones),
+    and this thread's NaN flags."""
+    from . import _nan_flag
+
     _ON_DEVICE.clear()
     _SETUP_ON_DEVICE.clear()
     frame_index.cache_clear()
+    _nan_flag.forget()
 
 
 def _device_index(key: tuple[int, int, int, int, str], like: GPUArray) -> GPUArray:

@@ -77,6 +77,11 @@ def take(like: GPUArray) -> Flag | None:
     return flag
 
 
+def forget() -> None:
+    """Drop this thread's flags (their device memory goes back to the pool)."""
+    _local.__dict__.pop("flags", None)
+
+
 def _capturing(index: int) -> bool:
     stream: Any = _cuda().current_stream(index)
     return getattr(stream, "capture_pool", None) is not None
