@@ -99,11 +99,60 @@ def fused(qkv=qkv):
     return gp.rope_cache_attention(qkv[:, :, :32], qkv[:, :, 32:36], qkv[:, :, 36:], table,
                                    table.copy(), pos, cache[0], cache[1], one, one, one)
 got = launches(fused)
+# the short-context kernel first: 8 query rows per KV head -> the 8-row instance
+assert [(n, g, b) for n, g, b, _ in got] == [
+    ("pgk_rope_attend_short_bfloat16_64_r8", (8, 4, 1), (256,))], got
+from pygpukit_cuda import attend_short
+fields = struct.Struct(attend_short._ARGS).unpack(got[0][3])
+ptrs = fields[:12]
+assert ptrs[0] == ptrs[3] - 32 * 128 == ptrs[4] - 36 * 128, ptrs  # q, new k, new v of qkv
+assert ptrs[1] != ptrs[2] and ptrs[9] == ptrs[10] == ptrs[8], ptrs  # caches; `one` thrice
+# q (B, S, Hq) strides, caches (B, Hkv, L), new k and v (B, S, Hkv), table rows, positions
+# (B, S), slots, starts, ends
+assert fields[12:15] == (5120, 5120, 128), fields[12:15]
+assert fields[15:18] == fields[18:21] == (4 * 512 * 128, 512 * 128, 128), fields[15:21]
+assert fields[21:24] == fields[24:27] == (5120, 5120, 128), fields[21:27]
+assert fields[27:34] == (64, 64, 8, 8, 4, 4, 4), fields[27:34]
+# G, Sq, Hkv, L, P, window, scale, flags (positions int64: bit 0; the rest int32)
+assert fields[34:40] == (8, 1, 4, 512, 512, 0) and fields[41] == 1, fields[34:]
+assert math.isclose(fields[40], 1 / 8, rel_tol=1e-6), fields[40]
+# PYGPUKIT_ATTEND_SHORT=0's switch: the older cluster kernel, with its own arguments
+attend_short.ENABLED = False
+got = launches(fused)
+attend_short.ENABLED = True
 assert [(n, g) for n, g, _, _ in got] == [("pgk_sdpa_cluster_rope_bfloat16_64", (8, 4, 1))], got
 fields = struct.Struct(attend_cluster._FUSED_ARGS).unpack(got[0][3])
 assert fields[9:16] == (32, 8, 1, 4, 512, 64, 64) and fields[36] == 512, fields
 # q strides as the (B, Hq, S, D) view of the projection: head 128 bytes, token 5120
 assert fields[16:20] == (5120, 128, 5120, 2), fields[16:20]
+# tables of another dtype than the cache's, a head_dim of 32, or 5 new tokens: not the
+# short kernel
+narrow, narrow_sin = table.astype("float32"), table.astype("float32")
+got = [n for n, *_ in launches(lambda: gp.rope_cache_attention(
+    qkv[:, :, :32], qkv[:, :, 32:36], qkv[:, :, 36:], narrow, narrow_sin, pos, cache[0],
+    cache[1], one, one, one))]
+assert got == ["pgk_sdpa_cluster_rope_bfloat16_64"], got
+qkv32 = gp.zeros((1, 1, 40, 32), dtype="bfloat16", device="cuda:0")
+cache32 = [gp.zeros((1, 4, 64, 32), dtype="bfloat16", device="cuda:0") for _ in range(2)]
+t32 = gp.zeros((64, 16), dtype="bfloat16", device="cuda:0")
+got = [n for n, *_ in launches(lambda: gp.rope_cache_attention(
+    qkv32[:, :, :32], qkv32[:, :, 32:36], qkv32[:, :, 36:], t32, t32.copy(), pos,
+    cache32[0], cache32[1], one, one, one))]
+assert got == ["pgk_sdpa_cluster_rope_bfloat16_64"], got
+qkv5 = gp.zeros((1, 5, 12, 64), dtype="bfloat16", device="cuda:0")
+pos5 = gp.zeros((1, 5), dtype=gp.int64, device="cuda:0")
+got = [n for n, *_ in launches(lambda: gp.rope_cache_attention(
+    qkv5[:, :, :4], qkv5[:, :, 4:8], qkv5[:, :, 8:], table, table.copy(), pos5, cache[0],
+    cache[1], one, one, one))]
+assert got[0] == "pgk_rope_kv_bfloat16_float32", got  # 5 > 4 new tokens: the two passes
+# Llama-3-8B heads (4 query heads per KV head, head_dim 128): the 4-row, 128 instance
+qkv8 = gp.zeros((1, 1, 48, 128), dtype="bfloat16", device="cuda:0")
+cache8 = [gp.zeros((1, 8, 512, 128), dtype="bfloat16", device="cuda:0") for _ in range(2)]
+t8 = gp.zeros((512, 64), dtype="bfloat16", device="cuda:0")
+got = launches(lambda: gp.rope_cache_attention(
+    qkv8[:, :, :32], qkv8[:, :, 32:40], qkv8[:, :, 40:], t8, t8.copy(), pos, cache8[0],
+    cache8[1], one, one, one))
+assert [(n, g) for n, g, _, _ in got] == [("pgk_rope_attend_short_bfloat16_128_r4", (8, 8, 1))]
 # float32 tables: the fused kernel still (float math); float64 tables: the two passes
 wide, wide_sin = table.astype("float64"), table.astype("float64")
 got = [n for n, *_ in launches(lambda: gp.rope_cache_attention(
@@ -131,9 +180,10 @@ def test_tinyllama_step_launches_the_fused_kernels_on_the_stub_gpu() -> None:
                           capture_output=True, text=True, timeout=600)  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     rows = {line.split()[0]: line.split() for line in done.stdout.splitlines()[3:] if line}
-    # 2 layers: one cluster launch each for RoPE, the cache write and the attention, 4 norms,
+    # 2 layers: one cluster launch each for RoPE, the cache write and the attention (the
+    # short-context kernel), 4 norms,
     # one counter advance; none of the kernels they replace
-    assert rows["pgk_sdpa_cluster_rope_bfloat16_64"][1:] == ["8x4x1", "256", "32", "2"]
+    assert rows["pgk_rope_attend_short_bfloat16_64_r8"][1:] == ["8x4x1", "256", "32", "2"]
     assert rows["pgk_add_rmsnorm_vec_bfloat16"][-1] == "4"
     assert rows["pgk_decode_advance"][-1] == "1"
     for old in ("pgk_rope_at_bfloat16_float32", "pgk_kv_write_bfloat16", "pgk_add_int32_int32",

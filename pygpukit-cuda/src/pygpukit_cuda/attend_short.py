@@ -1,0 +1,113 @@
+"""The latency-lean fused decode attention (RoPE, cache write, cache attention in one sm_90
+cluster launch; CUDA C in ``kernels/attend_short_source.py``), and which calls it takes.
+
+``rope_cache_attention`` tries it first, then the older cluster kernel of
+``attend_cluster.py``, then the two passes. It takes a call when (see `serves`):
+
+- the device is sm_90+, ``ENABLED`` is on and no cluster launch was refused there;
+- q, the new keys and values, both caches and the output share a 16-bit dtype, and the
+  cos/sin tables have it too (the decoder rounds its tables to the model dtype);
+- head_dim is 64 or 128, keys and values alike; at most 4 new tokens per row and at most 16
+  query rows (query heads per KV head times new tokens) per KV head; caches of at most
+  ``MAX_SLOTS`` slots; batch * KV heads <= 65535;
+- every row it reads 16 bytes at a time is 16-byte aligned with unit stride along head_dim:
+  q, the new keys and values, both caches, and the tables' rows.
+
+Set ``PYGPUKIT_ATTEND_SHORT=0`` (or ``ENABLED = False``) to time the older cluster kernel.
+"""
+
+from __future__ import annotations
+
+import os
+
+from pygpukit import GPUArray
+from pygpukit.core import dtypes as dt
+
+from . import attend_cluster, launcher
+from .device_facts import compute_capability
+from .device_facts import data_ptr as _ptr
+from .kernels import attend_short_source as ks
+
+#: whether this kernel may serve (the env variable is read at import)
+ENABLED = os.environ.get("PYGPUKIT_ATTEND_SHORT", "1") != "0"
+#: the longest cache it takes (its blocks walk longer ranges tile by tile, as the older
+#: cluster kernel does, up to the same bound)
+MAX_SLOTS = attend_cluster.MAX_SLOTS
+
+_ARGS = "@" + "Q" * 12 + "q" * 22 + "i" * 6 + "f" + "i"
+#: the largest window passed as is (wider windows mask nothing in a cache this short)
+_WINDOW_CAP = 1 << 30
+
+
+def _rows16(x: GPUArray, axes: int) -> bool:
+    """Unit stride along the last axis, 16-byte aligned start and other strides."""
+    size = x.dtype.itemsize
+    aligned = _ptr(x) % 16 == 0 and all(s % 16 == 0 for s in x.strides[:axes])
+    return x.strides[-1] == size and aligned
+
+
+def serves(q: GPUArray, new_k: GPUArray, new_v: GPUArray, cos: GPUArray, sin: GPUArray,
+           positions: GPUArray, keys: GPUArray, values: GPUArray, slots: GPUArray,
+           starts: GPUArray, ends: GPUArray, out: GPUArray) -> bool:  # fmt: skip
+    """Whether this kernel takes the rope_cache_attention call (q (B, S, Hq, D), new_k and
+    new_v (B, S, Hkv, D), caches (B, Hkv, L, D)); the rules are the module docstring's."""
+    index = out.device.index
+    if not ENABLED or index in attend_cluster._refused or compute_capability(index) < 90:
+        return False
+    d = out.dtype
+    if d not in (dt.float16, dt.bfloat16):
+        return False
+    if any(a.dtype is not d for a in (q, new_k, new_v, keys, values, cos, sin)):
+        return False
+    if any(a.dtype not in (dt.int32, dt.int64) for a in (positions, slots, starts, ends)):
+        return False
+    b, s, hq, hd = q.shape
+    hkv, length = keys.shape[1], keys.shape[2]
+    if hd not in ks.DIMS or keys.shape[3] != hd or values.shape[3] != hd:
+        return False
+    if s > ks.NEW_TOKENS or (hq // hkv) * s > ks.ROWS[-1] or length > MAX_SLOTS:
+        return False
+    if b * hkv > 65535 or not out.is_contiguous:
+        return False
+    if cos.shape[1] * 2 < hd or sin.shape[1] * 2 < hd:
+        return False
+    return all(_rows16(x, 3) for x in (q, new_k, new_v, keys, values)) and all(
+        _rows16(x, 1) for x in (cos, sin)
+    )
+
+
+def launch(q: GPUArray, new_k: GPUArray, new_v: GPUArray, cos: GPUArray, sin: GPUArray,
+           positions: GPUArray, keys: GPUArray, values: GPUArray, slots: GPUArray,
+           starts: GPUArray, ends: GPUArray, out: GPUArray, scale: float,
+           window: int) -> bool:  # fmt: skip
+    """Run the kernel into `out` (B, Hq, S, D), rotating q and new_k in place and writing
+    the new keys and values into the caches; False if the driver refused the cluster launch
+    (the caller then takes another path, and this device is not tried again)."""
+    b, s, hq, hd = q.shape
+    hkv, length = keys.shape[1], keys.shape[2]
+    group = hq // hkv
+    rows = ks.rows_bound(group * s)
+    assert rows is not None
+    name, src = ks.rope_attend_short_kernel(out.dtype, hd, rows)
+    index = out.device.index
+    fn = launcher.function(index, name, src, _ARGS)
+    wide = [a.dtype is dt.int64 for a in (positions, slots, starts, ends)]
+    flags = sum(1 << bit for bit, w in enumerate(wide) if w)
+    args = (
+        _ptr(q), _ptr(keys), _ptr(values), _ptr(new_k), _ptr(new_v), _ptr(cos), _ptr(sin),
+        _ptr(positions), _ptr(slots), _ptr(starts), _ptr(ends), _ptr(out),
+        q.strides[0], q.strides[1], q.strides[2], *keys.strides[:3], *values.strides[:3],
+        *new_k.strides[:3], *new_v.strides[:3], cos.strides[0], sin.strides[0],
+        *positions.strides, slots.strides[0], starts.strides[0], ends.strides[0],
+        group, s, hkv, length, cos.shape[0], min(window, _WINDOW_CAP), float(scale), flags,
+    )  # fmt: skip
+    try:
+        fn.launch((ks.CLUSTER, b * hkv, 1), (ks.THREADS,), args)
+    except RuntimeError as exc:
+        # a driver or GPU refusing the cluster launch: the older paths from now on (they
+        # share the refusal set, so the older cluster kernel is not tried either)
+        if not any(word in str(exc) for word in attend_cluster._REFUSALS):
+            raise
+        attend_cluster._refused.add(index)
+        return False
+    return True
