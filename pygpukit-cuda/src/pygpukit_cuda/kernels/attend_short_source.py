@@ -277,20 +277,24 @@ extern "C" __global__ void __cluster_dims__(@CL@, 1, 1) __launch_bounds__(256, 1
     float dot[RMAX];
     #pragma unroll
     for (int r = 0; r < RMAX; ++r) dot[r] = 0.f;
-    #pragma unroll
-    for (int i = 0; i < U; ++i) {
-      const int pc = part + 4 * i;
-      const unsigned w[4] = {kr[i].x, kr[i].y, kr[i].z, kr[i].w};
-      float kf[8];
+    // a short range leaves most keys of the tile empty: their warps skip the shared-memory
+    // reads of q (the shuffles below still take every lane)
+    if (kk < tn) {
       #pragma unroll
-      for (int e = 0; e < 4; ++e) { kf[2 * e] = @LO@(w[e]); kf[2 * e + 1] = @HI@(w[e]); }
-      #pragma unroll
-      for (int r = 0; r < RMAX; ++r) {
-        if (r < R) {
-          const float4 qa = *(const float4*)&qsh[r][pc * 8];
-          const float4 qz = *(const float4*)&qsh[r][pc * 8 + 4];
-          dot[r] += qa.x * kf[0] + qa.y * kf[1] + qa.z * kf[2] + qa.w * kf[3] +
-                    qz.x * kf[4] + qz.y * kf[5] + qz.z * kf[6] + qz.w * kf[7];
+      for (int i = 0; i < U; ++i) {
+        const int pc = part + 4 * i;
+        const unsigned w[4] = {kr[i].x, kr[i].y, kr[i].z, kr[i].w};
+        float kf[8];
+        #pragma unroll
+        for (int e = 0; e < 4; ++e) { kf[2 * e] = @LO@(w[e]); kf[2 * e + 1] = @HI@(w[e]); }
+        #pragma unroll
+        for (int r = 0; r < RMAX; ++r) {
+          if (r < R) {
+            const float4 qa = *(const float4*)&qsh[r][pc * 8];
+            const float4 qz = *(const float4*)&qsh[r][pc * 8 + 4];
+            dot[r] += qa.x * kf[0] + qa.y * kf[1] + qa.z * kf[2] + qa.w * kf[3] +
+                      qz.x * kf[4] + qz.y * kf[5] + qz.z * kf[6] + qz.w * kf[7];
+          }
         }
       }
     }
