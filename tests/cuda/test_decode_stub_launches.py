@@ -125,6 +125,12 @@ fields = struct.Struct(attend_cluster._FUSED_ARGS).unpack(got[0][3])
 assert fields[9:16] == (32, 8, 1, 4, 512, 64, 64) and fields[36] == 512, fields
 # q strides as the (B, Hq, S, D) view of the projection: head 128 bytes, token 5120
 assert fields[16:20] == (5120, 128, 5120, 2), fields[16:20]
+# PYGPUKIT_SDPA_CLUSTER=0's switch turns both cluster kernels off: the two passes
+attend_cluster.ENABLED = False
+got = [n for n, *_ in launches(fused)]
+attend_cluster.ENABLED = True
+assert got == ["pgk_rope_kv_bfloat16_float32", "pgk_sdpa_cache_bfloat16",
+               "pgk_sdpa_cache_bfloat16_merge"], got
 # tables of another dtype than the cache's, a head_dim of 32, or 5 new tokens: not the
 # short kernel
 narrow, narrow_sin = table.astype("float32"), table.astype("float32")

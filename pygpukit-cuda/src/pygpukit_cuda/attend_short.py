@@ -4,7 +4,8 @@ cluster launch; CUDA C in ``kernels/attend_short_source.py``), and which calls i
 ``rope_cache_attention`` tries it first, then the older cluster kernel of
 ``attend_cluster.py``, then the two passes. It takes a call when (see `serves`):
 
-- the device is sm_90+, ``ENABLED`` is on and no cluster launch was refused there;
+- the device is sm_90+, ``ENABLED`` and ``attend_cluster.ENABLED`` are on and no cluster
+  launch was refused there;
 - q, the new keys and values, both caches and the output share a 16-bit dtype, and the
   cos/sin tables have it too (the decoder rounds its tables to the model dtype);
 - head_dim is 64 or 128, keys and values alike; at most 4 new tokens per row and at most 16
@@ -13,7 +14,8 @@ cluster launch; CUDA C in ``kernels/attend_short_source.py``), and which calls i
 - every row it reads 16 bytes at a time is 16-byte aligned with unit stride along head_dim:
   q, the new keys and values, both caches, and the tables' rows.
 
-Set ``PYGPUKIT_ATTEND_SHORT=0`` (or ``ENABLED = False``) to time the older cluster kernel.
+Set ``PYGPUKIT_ATTEND_SHORT=0`` (or ``ENABLED = False``) to time the older cluster kernel;
+``PYGPUKIT_SDPA_CLUSTER=0`` turns both cluster kernels off (the two passes).
 """
 
 from __future__ import annotations
@@ -52,7 +54,8 @@ def serves(q: GPUArray, new_k: GPUArray, new_v: GPUArray, cos: GPUArray, sin: GP
     """Whether this kernel takes the rope_cache_attention call (q (B, S, Hq, D), new_k and
     new_v (B, S, Hkv, D), caches (B, Hkv, L, D)); the rules are the module docstring's."""
     index = out.device.index
-    if not ENABLED or index in attend_cluster._refused or compute_capability(index) < 90:
+    on = ENABLED and attend_cluster.ENABLED  # PYGPUKIT_SDPA_CLUSTER=0: no cluster kernel
+    if not on or index in attend_cluster._refused or compute_capability(index) < 90:
         return False
     d = out.dtype
     if d not in (dt.float16, dt.bfloat16):
