@@ -1,8 +1,11 @@
-"""The latency-lean fused decode attention (RoPE, cache write, cache attention in one sm_90
-cluster launch; CUDA C in ``kernels/attend_short_source.py``), and which calls it takes.
+"""The latency-lean decode attention (RoPE, cache write, cache attention in one sm_90 cluster
+launch, or the cache attention alone; CUDA C in ``kernels/attend_short_source.py``), and which
+calls it takes.
 
 ``rope_cache_attention`` tries it first, then the older cluster kernel of
-``attend_cluster.py``, then the two passes. It takes a call when (see `serves`):
+``attend_cluster.py``, then the two passes; ``sdpa_causal_cache`` tries it (`serves_sdpa`:
+the same rules, q of the caches' dtype, no tables) before the older cluster kernel. It takes
+a call when (see `serves`):
 
 - the device is sm_90+, ``ENABLED`` and ``attend_cluster.ENABLED`` are on and no cluster
   launch was refused there;
@@ -79,30 +82,43 @@ def serves(q: GPUArray, new_k: GPUArray, new_v: GPUArray, cos: GPUArray, sin: GP
     )
 
 
-def launch(q: GPUArray, new_k: GPUArray, new_v: GPUArray, cos: GPUArray, sin: GPUArray,
-           positions: GPUArray, keys: GPUArray, values: GPUArray, slots: GPUArray,
-           starts: GPUArray, ends: GPUArray, out: GPUArray, scale: float,
-           window: int) -> bool:  # fmt: skip
-    """Run the kernel into `out` (B, Hq, S, D), rotating q and new_k in place and writing
-    the new keys and values into the caches; False if the driver refused the cluster launch
-    (the caller then takes another path, and this device is not tried again)."""
-    b, s, hq, hd = q.shape
-    hkv, length = keys.shape[1], keys.shape[2]
-    group = hq // hkv
-    rows = ks.rows_bound(group * s)
+def serves_sdpa(q: GPUArray, k: GPUArray, v: GPUArray, out: GPUArray) -> bool:
+    """Whether this kernel takes the sdpa_causal_cache call (q (B, Hq, Sq, D), caches
+    (B, Hkv, L, D)): the rules above with q of the caches' dtype and no tables."""
+    index = out.device.index
+    if not (ENABLED and attend_cluster.ENABLED) or index in attend_cluster._refused:
+        return False
+    if compute_capability(index) < 90 or out.dtype not in (dt.float16, dt.bfloat16):
+        return False
+    if any(a.dtype is not out.dtype for a in (q, k, v)):
+        return False
+    b, hq, sq, hd = q.shape
+    hkv, length = k.shape[1], k.shape[2]
+    if hd not in ks.DIMS or k.shape[3] != hd or v.shape[3] != hd:
+        return False
+    if (hq // hkv) * sq > ks.ROWS[-1] or length > MAX_SLOTS or b * hkv > 65535:
+        return False
+    return out.is_contiguous and all(_rows16(x, 3) for x in (q, k, v))
+
+
+def _launch(out: GPUArray, q_ptr: int, q_strides: tuple[int, int, int], group: int, sq: int,
+            keys: GPUArray, values: GPUArray, starts: GPUArray, ends: GPUArray, scale: float,
+            window: int, rope: tuple[int, ...], tables: int, flags: int) -> bool:  # fmt: skip
+    # rope: the new keys', values', tables', positions' and slots' pointers, then the new
+    # keys' and values' (B, S, Hkv) strides, the tables' row strides, the positions' (B, S)
+    # strides and the slots' stride
+    b, hkv, length, hd = keys.shape
+    rows = ks.rows_bound(group * sq)
     assert rows is not None
-    name, src = ks.rope_attend_short_kernel(out.dtype, hd, rows)
+    name, src = ks.attend_short_kernel(out.dtype, hd, rows)
     index = out.device.index
     fn = launcher.function(index, name, src, _ARGS)
-    wide = [a.dtype is dt.int64 for a in (positions, slots, starts, ends)]
-    flags = sum(1 << bit for bit, w in enumerate(wide) if w)
+    flags |= (starts.dtype is dt.int64) << 2 | (ends.dtype is dt.int64) << 3
     args = (
-        _ptr(q), _ptr(keys), _ptr(values), _ptr(new_k), _ptr(new_v), _ptr(cos), _ptr(sin),
-        _ptr(positions), _ptr(slots), _ptr(starts), _ptr(ends), _ptr(out),
-        q.strides[0], q.strides[1], q.strides[2], *keys.strides[:3], *values.strides[:3],
-        *new_k.strides[:3], *new_v.strides[:3], cos.strides[0], sin.strides[0],
-        *positions.strides, slots.strides[0], starts.strides[0], ends.strides[0],
-        group, s, hkv, length, cos.shape[0], min(window, _WINDOW_CAP), float(scale), flags,
+        q_ptr, _ptr(keys), _ptr(values), *rope[:6], _ptr(starts), _ptr(ends), _ptr(out),
+        *q_strides, *keys.strides[:3], *values.strides[:3], *rope[6:], starts.strides[0],
+        ends.strides[0], group, sq, hkv, length, tables, min(window, _WINDOW_CAP),
+        float(scale), flags,
     )  # fmt: skip
     try:
         fn.launch((ks.CLUSTER, b * hkv, 1), (ks.THREADS,), args)
@@ -114,3 +130,32 @@ def launch(q: GPUArray, new_k: GPUArray, new_v: GPUArray, cos: GPUArray, sin: GP
         attend_cluster._refused.add(index)
         return False
     return True
+
+
+def launch_sdpa(q: GPUArray, k: GPUArray, v: GPUArray, starts: GPUArray, ends: GPUArray,
+                out: GPUArray, scale: float, window: int) -> bool:  # fmt: skip
+    """The cache attention alone into `out` (B, Hq, Sq, D); False if the cluster launch was
+    refused. The new-token pointers are q's (the kernel never reads them without flag 16)."""
+    hq, sq = q.shape[1], q.shape[2]
+    p = _ptr(q)
+    rope = (p,) * 6 + (0,) * 11
+    return _launch(out, p, (q.strides[0], q.strides[2], q.strides[1]), hq // k.shape[1], sq,
+                   k, v, starts, ends, scale, window, rope, 0, 0)  # fmt: skip
+
+
+def launch(q: GPUArray, new_k: GPUArray, new_v: GPUArray, cos: GPUArray, sin: GPUArray,
+           positions: GPUArray, keys: GPUArray, values: GPUArray, slots: GPUArray,
+           starts: GPUArray, ends: GPUArray, out: GPUArray, scale: float,
+           window: int) -> bool:  # fmt: skip
+    """Run the fused kernel into `out` (B, Hq, S, D), rotating q and new_k in place and
+    writing the new keys and values into the caches; False if the driver refused the
+    cluster launch (the caller then takes another path, and this device is not tried
+    again)."""
+    s, hq = q.shape[1], q.shape[2]
+    flags = 16 | (positions.dtype is dt.int64) | (slots.dtype is dt.int64) << 1
+    rope = (_ptr(new_k), _ptr(new_v), _ptr(cos), _ptr(sin), _ptr(positions), _ptr(slots),
+            *new_k.strides[:3], *new_v.strides[:3], cos.strides[0], sin.strides[0],
+            *positions.strides, slots.strides[0])  # fmt: skip
+    return _launch(out, _ptr(q), (q.strides[0], q.strides[1], q.strides[2]),
+                   hq // keys.shape[1], s, keys, values, starts, ends, scale, window, rope,
+                   cos.shape[0], flags)  # fmt: skip

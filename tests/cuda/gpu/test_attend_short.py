@@ -175,3 +175,42 @@ def test_short_kernel_replays_in_a_graph_with_moving_counters() -> None:
         want = [_bits(x) for x in (eager, qkv, c["keys"], c["values"])]
         for x, y in zip(got, want, strict=True):
             np.testing.assert_array_equal(x, y)
+
+
+#: B, Hq, Hkv, Sq, L, D, starts, ends, window (the plain cache attention)
+SDPA_CASES = [
+    (1, 32, 8, 1, 512, 128, [0], [17], 0),
+    (1, 32, 4, 1, 512, 64, [0], [512], 0),
+    (3, 12, 12, 1, 448, 64, [0, 5, 0], [1, 300, 448], 0),  # Whisper-like: one row per head
+    (2, 8, 1, 2, 96, 128, [5, 0], [90, 33], 6),  # 16 query rows, a window
+    (2, 6, 2, 1, 64, 64, [10, 0], [5, 64], 0),  # row 0 sees no key: zeros
+]
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("case", SDPA_CASES, ids=lambda c: "-".join(map(str, c[:6])))
+def test_short_kernel_plain_attention_matches_older_kernel(
+    case: tuple, dtype: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pygpukit_cuda import attend_short, decode_ops
+
+    _need_sm90()
+    b, hq, hkv, sq, length, d, starts, ends, window = case
+    rng = np.random.default_rng(sum(case[:6]))
+    q = _put(rng.standard_normal((b, hq, sq, d)), dtype)
+    k = _put(rng.standard_normal((b, 2 * hkv, length, d)), dtype)[:, ::2]  # strided heads
+    v = _put(rng.standard_normal((b, hkv, length, d)), dtype)
+    st = gp.asarray(np.array(starts, np.int64), device=DEV)
+    en = gp.asarray(np.array(ends, np.int32), device=DEV)
+    out = gp.full((b, hq, sq, d), float("nan"), dtype=dtype, device=DEV)
+    assert attend_short.serves_sdpa(q, k, v, out)
+    decode_ops.sdpa_causal_cache(q, k, v, st, en, out, 1 / np.sqrt(d), window)
+    got = _back(out)
+    assert np.isfinite(got).all()
+    ref = _reference(_back(q), _back(k), _back(v), starts, ends, window)
+    err = float(np.linalg.norm(got - ref)) / max(float(np.linalg.norm(ref)), 1e-30)
+    assert err <= TOL[dtype], err
+    monkeypatch.setattr(attend_short, "ENABLED", False)
+    old = gp.sdpa_causal_cache(q, k, v, st, en, window=window)
+    # the same sums in the same order: equal but for the rare last-place difference of expf
+    np.testing.assert_allclose(got, _back(old), rtol=TOL[dtype] / 4, atol=TOL[dtype] / 4)

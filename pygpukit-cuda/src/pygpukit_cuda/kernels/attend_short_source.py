@@ -1,5 +1,6 @@
-"""CUDA C of the short-context fused decode attention (RoPE, cache write and cache attention
-in one sm_90 cluster launch, built for latency: two dependent global reads, one merge).
+"""CUDA C of the short-context decode attention (RoPE, cache write and cache attention in one
+sm_90 cluster launch, or the cache attention alone; built for latency: two dependent global
+reads, one merge).
 
 The cluster kernel of ``attend_cluster_source.py`` spends ~10 us on a few hundred KB of
 keys (H100, Llama-3-8B and TinyLlama decode shapes). Read from its SASS, the time is the
@@ -128,12 +129,16 @@ extern "C" __global__ void __cluster_dims__(@CL@, 1, 1) __launch_bounds__(256, 1
   const int R = G * Sq;
 
   // ---- round one: every read that depends on nothing ---------------------------------
+  // flags bit 4: the fused call (RoPE, cache write); without it a plain cache attention, and
+  // the new-token pointers (kn, vn, cs, sn, pos, slots) are never read
+  const bool fused = (flags & 16) != 0;
   const long long end = pgk_index(ends + b * enb, flags & 8);
   const long long start = pgk_index(starts + b * stb, flags & 4);
-  const long long slot0 = pgk_index(slots + b * slb, flags & 2);
+  // (no new tokens: a slot so far below every key that no key takes a shared copy)
+  const long long slot0 = fused ? pgk_index(slots + b * slb, flags & 2) : -(1LL << 62);
   // roles: q pieces (row r, pair u), then the new keys' (token i, pair u), then the new
   // values' pieces (token i, piece u)
-  const int nq = R * H8, nk = Sq * H8, nv = Sq * P8;
+  const int nq = R * H8, nk = fused ? Sq * H8 : 0, nv = fused ? Sq * P8 : 0;
   int role = 0, row = 0, u = 0;
   uint4 xa, xb;
   xa.x = xa.y = xa.z = xa.w = 0u;
@@ -145,7 +150,7 @@ extern "C" __global__ void __cluster_dims__(@CL@, 1, 1) __launch_bounds__(256, 1
     const char* at = q + b * qb + (hk * G + g) * qh + i * qs + u * 16;
     xa = *(const uint4*)at;
     xb = *(const uint4*)(at + HALF * 2);
-    p = pgk_index(pos + b * pb + i * ps, flags & 1);
+    if (fused) p = pgk_index(pos + b * pb + i * ps, flags & 1);
   } else if (tid < nq + nk) {
     role = 2; row = (tid - nq) / H8; u = (tid - nq) % H8;
     const char* at = kn + b * nkb + row * nks + hk * nkh + u * 16;
@@ -433,13 +438,13 @@ def rows_bound(rows: int) -> int | None:
 
 
 @functools.cache
-def rope_attend_short_kernel(out: dt.DataType, d: int, rows: int) -> tuple[str, str]:
-    """(name, source) of the short-context fused attention for a 16-bit cache of dtype
-    `out`, head dim `d` (one of DIMS, keys and values alike), `rows` (one of ROWS) query
-    rows per KV head at most."""
+def attend_short_kernel(out: dt.DataType, d: int, rows: int) -> tuple[str, str]:
+    """(name, source) of the short-context attention for a 16-bit cache of dtype `out`,
+    head dim `d` (one of DIMS, keys and values alike), `rows` (one of ROWS) query rows per
+    KV head at most; fused (RoPE and the cache write first) or not by a flag at launch."""
     lo, hi, extra = _HALVES[out.name]
     f2s, s2f = _CONVERT[out.name]
-    name = f"pgk_rope_attend_short_{out.name}_{d}_r{rows}"
+    name = f"pgk_attend_short_{out.name}_{d}_r{rows}"
     body = _KERNEL
     for key, value in (("NAME", name), ("D", d), ("RMAX", rows), ("CL", CLUSTER),
                        ("TILE", TILE), ("SNEW", NEW_TOKENS), ("LO", lo), ("HI", hi),
@@ -451,8 +456,5 @@ def rope_attend_short_kernel(out: dt.DataType, d: int, rows: int) -> tuple[str, 
 def all_sources() -> list[tuple[str, str]]:
     """Every instance (the compile test builds each for sm_90)."""
     return [
-        rope_attend_short_kernel(t, d, r)
-        for t in (dt.float16, dt.bfloat16)
-        for d in DIMS
-        for r in ROWS
+        attend_short_kernel(t, d, r) for t in (dt.float16, dt.bfloat16) for d in DIMS for r in ROWS
     ]
