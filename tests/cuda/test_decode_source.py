@@ -78,6 +78,14 @@ def test_short_attention_compiles_for_sm90_as_a_cluster_kernel(
     assert body.count("barrier.cluster.arrive.release") == 1, name
     assert body.count("barrier.cluster.arrive.relaxed") == 1, name
     assert re.search(r"\bcall(\.uni)?\b", body) is None, name
+    # launched programmatically where the build has programmatic dependent launch, its
+    # wait before every global read (the first statement after the cluster arrive)
+    from pygpukit_cuda.kernels import preamble
+
+    wait = getattr(preamble, "PDL_WAIT", None)
+    if wait is not None:
+        arrive = src.index("pgk_arrive_relaxed();\n")
+        assert src[arrive:].split("\n")[1].strip() == wait, name
 
 
 def test_short_attention_row_bounds() -> None:

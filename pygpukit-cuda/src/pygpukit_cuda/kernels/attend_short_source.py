@@ -29,6 +29,9 @@ the valid keys split evenly over the blocks) and cuts the chain:
    make sure every block is running before it is written to, at no cost on the way.
 5. Block 0 writes the rotated q and new keys back in place after that barrier, when every
    block of the cluster has read them.
+6. Where the preamble has programmatic dependent launch (``PDL_WAIT``), the kernel starts
+   with it (after the cluster arrive, before any read): the launch and the clusters'
+   start overlap the kernel ahead; ``PYGPUKIT_PDL=0`` launches it plainly.
 """
 
 from __future__ import annotations
@@ -37,9 +40,15 @@ import functools
 
 from pygpukit.core import dtypes as dt
 
+from . import preamble
 from .decode_fused_source import _CONVERT
 from .decode_source import _HALVES
 from .preamble import PREAMBLE
+
+#: the statement that marks a kernel for programmatic dependent launch, where this build's
+#: preamble has it: every read of the kernel follows it (any of them may be what the kernel
+#: ahead of it writes), so only the launch and the cluster's start overlap that kernel
+_PDL_WAIT: str = getattr(preamble, "PDL_WAIT", "")
 
 #: blocks per cluster, threads per block, keys per tile, new tokens per row at most
 CLUSTER = 8
@@ -122,6 +131,7 @@ extern "C" __global__ void __cluster_dims__(@CL@, 1, 1) __launch_bounds__(256, 1
   // phase 0 of the cluster barrier: arrived now, waited for before the first remote write
   // (a block may be written to only once it runs)
   pgk_arrive_relaxed();
+  @PDL@
   const float NEG_INF = -__int_as_float(0x7f800000);
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const unsigned rank = pgk_cluster_rank();
@@ -448,7 +458,8 @@ def attend_short_kernel(out: dt.DataType, d: int, rows: int) -> tuple[str, str]:
     body = _KERNEL
     for key, value in (("NAME", name), ("D", d), ("RMAX", rows), ("CL", CLUSTER),
                        ("TILE", TILE), ("SNEW", NEW_TOKENS), ("LO", lo), ("HI", hi),
-                       ("F2S", f2s), ("S2F", s2f), ("T", out.name)):  # fmt: skip
+                       ("F2S", f2s), ("S2F", s2f), ("T", out.name),
+                       ("PDL", _PDL_WAIT)):  # fmt: skip
         body = body.replace(f"@{key}@", str(value))
     return name, PREAMBLE + extra + _HELPERS + body
 
