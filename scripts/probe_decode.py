@@ -19,6 +19,7 @@ up as the NVRTC fallback matmul kernel, which the GPU does not use for bf16).
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import sys
 from collections import Counter
@@ -179,7 +180,8 @@ def gpu_main(args: argparse.Namespace) -> None:
                 starts = gp.zeros((1,), dtype=gp.int32, device=device)
                 redo = [lambda c=c, s=starts, e=ends: c.again(a3=s, a4=e) for c in group]
                 extra.append((f"{label}  at context {ctx}", gpu_us(redo, device.index)[0]))
-        extra += _replaced_paths(op, label, group, device.index)
+        ctxs = [c for c in args.contexts if c <= args.cache]
+        extra += _replaced_paths(op, label, group, device.index, ctxs)
     listed = sum(n * us for _, n, _, us in rows)
     print(f"\none step: {step:.1f} us replayed ({1e6 / step:.0f} tok/s), {nodes} graph nodes, "
           f"{sum(n * k for _, n, k, _ in rows)} of them in the listed calls\n")  # fmt: skip
@@ -199,14 +201,30 @@ def gpu_main(args: argparse.Namespace) -> None:
             print(f"  {label:<80} {us:8.2f}")
 
 
-def _replaced_paths(op: str, label: str, group: list[Call],
-                    index: int) -> list[tuple[str, float]]:  # fmt: skip
-    """The same calls through the kernels the fused ones replaced (us per call): the
-    split-key attention and its merge, the element-loop add_rmsnorm, RoPE and the cache
+def _replaced_paths(op: str, label: str, group: list[Call], index: int,
+                    contexts: Sequence[int] = ()) -> list[tuple[str, float]]:  # fmt: skip
+    """The same calls through the kernels the fused ones replaced (us per call): the older
+    cluster kernel of rope_cache_attention (also at `contexts`), the split-key attention and
+    its merge, the element-loop add_rmsnorm, RoPE and the cache
     write as two ops."""
     import pygpukit as gp
-    from pygpukit_cuda import attend_cluster, decode_fused_ops
+    from pygpukit_cuda import attend_cluster, attend_short, decode_fused_ops
 
+    if op == "rope_cache_attention":  # the older cluster kernel (PYGPUKIT_ATTEND_SHORT=0)
+        rows = []
+        for ctx in (None, *contexts):
+            redo: list[Callable[[], Any]] = [c.again for c in group]
+            if ctx is not None:  # the same calls over `ctx` keys (only ends moved)
+                ends = gp.asarray(np.full((1,), ctx, np.int32), device=f"cuda:{index}")
+                redo = [functools.partial(c.again, a10=ends) for c in group]
+            at = "" if ctx is None else f" at context {ctx}"
+            rows.append((f"{label}{at}", gpu_us(redo, index)[0]))
+            attend_short.ENABLED = False
+            try:
+                rows.append((f"{label}{at}  older cluster kernel", gpu_us(redo, index)[0]))
+            finally:
+                attend_short.ENABLED = True
+        return rows
     if op == "sdpa_causal_cache":
         attend_cluster.ENABLED = False
         try:

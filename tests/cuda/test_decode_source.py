@@ -3,12 +3,19 @@ for sm_80 and sm_90 (no GPU needed) without register spills."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 pytest.importorskip("pygpukit_cuda._native")
 
 from pygpukit_cuda import _loader, compiler
-from pygpukit_cuda.kernels import attend_cluster_source, decode_fused_source, decode_source
+from pygpukit_cuda.kernels import (
+    attend_cluster_source,
+    attend_short_source,
+    decode_fused_source,
+    decode_source,
+)
 
 
 @pytest.mark.skipif(not _loader.is_nvrtc_available(), reason="no NVRTC")
@@ -53,9 +60,43 @@ def test_cluster_attention_compiles_for_sm90_as_a_cluster_kernel(
     assert ok and f".reqnctapercluster {attend_cluster_source.CLUSTER}, 1, 1" in text
 
 
+@pytest.mark.skipif(not _loader.is_nvrtc_available(), reason="no NVRTC")
+@pytest.mark.parametrize("name_src", attend_short_source.all_sources(), ids=lambda x: x[0])
+def test_short_attention_compiles_for_sm90_as_a_cluster_kernel(
+    name_src: tuple[str, str],
+) -> None:
+    name, src = name_src
+    log = _ptxas(src, name, 90)
+    assert "0 bytes spill stores" in log and "0 bytes spill loads" in log, log
+    assert "0 bytes stack frame" in log, log  # no out-of-line calls on the way
+    ok, ptx, _ = _loader.nvrtc().compile(src, f"{name}.cu", [*compiler.BASE_OPTIONS,
+                                                             "-arch=sm_90"], False)  # fmt: skip
+    text = ptx.decode() if isinstance(ptx, bytes) else str(ptx)
+    assert ok and f".reqnctapercluster {attend_short_source.CLUSTER}, 1, 1" in text
+    # one release (the merge's barrier), one relaxed arrive (the start), no call
+    body = text[text.index(f".entry {name}") :]
+    assert body.count("barrier.cluster.arrive.release") == 1, name
+    assert body.count("barrier.cluster.arrive.relaxed") == 1, name
+    assert re.search(r"\bcall(\.uni)?\b", body) is None, name
+    # launched programmatically where the build has programmatic dependent launch, its
+    # wait before every global read (the first statement after the cluster arrive)
+    from pygpukit_cuda.kernels import preamble
+
+    wait = getattr(preamble, "PDL_WAIT", None)
+    if wait is not None:
+        arrive = src.index("pgk_arrive_relaxed();\n")
+        assert src[arrive:].split("\n")[1].strip() == wait, name
+
+
+def test_short_attention_row_bounds() -> None:
+    assert [attend_short_source.rows_bound(r) for r in (1, 4, 5, 8, 9, 16, 17)] == [
+        4, 4, 8, 8, 16, 16, None]  # fmt: skip
+
+
 def test_names_are_unique() -> None:
     names = [n for n, _ in decode_source.all_sources()]
     names += [n for n, _ in decode_fused_source.all_sources() + attend_cluster_source.all_sources()]
+    names += [n for n, _ in attend_short_source.all_sources()]
     assert len(names) == len(set(names))
 
 

@@ -1,8 +1,9 @@
 """The one-launch cache attention of a decode step on sm_90+ GPUs (thread-block clusters;
 CUDA C in ``kernels/attend_cluster_source.py``), and when it serves a call.
 
-``sdpa_causal_cache`` tries it first, and ``rope_cache_attention`` its fused variant (RoPE
-of q and the new keys and their cache write done by the same launch); every other call (an
+``sdpa_causal_cache`` tries it, and ``rope_cache_attention`` its fused variant (RoPE of q
+and the new keys and their cache write done by the same launch), where the leaner kernel of
+``attend_short.py`` does not take the call; every other call (an
 older GPU, float32 or float64 caches, head dims over 128 or not a multiple of 8, more than
 16 query rows per KV head, caches over 4096 slots) takes the split-key kernel and its merge.
 Set ``PYGPUKIT_SDPA_CLUSTER=0`` (or ``ENABLED = False``) to time the old path against it.

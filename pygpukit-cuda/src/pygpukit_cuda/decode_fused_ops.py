@@ -54,8 +54,14 @@ def rope_cache_attention(q: GPUArray, k: GPUArray, v: GPUArray, cos: GPUArray, s
                          positions: GPUArray, keys: GPUArray, values: GPUArray,
                          slots: GPUArray, starts: GPUArray, ends: GPUArray, out: GPUArray,
                          scale: float, window: int) -> None:  # fmt: skip
-    from . import attend_cluster, decode_ops
+    from . import attend_cluster, attend_short, decode_ops
 
+    # the latency-lean cluster kernel, then the older one (sm_90), then the two passes
+    if attend_short.serves(q, k, v, cos, sin, positions, keys, values, slots, starts, ends,
+                           out) and attend_short.launch(q, k, v, cos, sin, positions, keys,
+                                                        values, slots, starts, ends, out,
+                                                        scale, window):  # fmt: skip
+        return
     qt = q.transpose(0, 2, 1, 3)
     if (attend_cluster.serves(qt, keys, values, out)
             and attend_cluster.serves_fused(q, k, v, cos, sin, keys, values, out)

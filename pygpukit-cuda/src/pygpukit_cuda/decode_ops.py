@@ -12,7 +12,7 @@ from pygpukit import GPUArray, KernelProvider
 from pygpukit.backend import astype
 from pygpukit.core import dtypes as dt
 
-from . import attend_cluster, decode_fused_ops, launcher
+from . import attend_cluster, attend_short, decode_fused_ops, launcher
 from . import provider as _provider
 from .device_facts import BLOCK, sm_count
 from .device_facts import data_ptr as _ptr
@@ -118,6 +118,10 @@ def sdpa_causal_cache(q: GPUArray, k: GPUArray, v: GPUArray, starts: GPUArray, e
         raise NotImplementedError(
             f"cuda sdpa_causal_cache: head_dim {d} / v_dim {dv} over {ks.MAX_DIM}"
         )
+    if attend_short.serves_sdpa(q, k, v, out) and attend_short.launch_sdpa(
+        q, k, v, starts, ends, out, scale, window
+    ):  # the latency-lean cluster kernel (sm_90; head_dim 64 or 128)
+        return
     if attend_cluster.serves(q, k, v, out) and attend_cluster.launch(q, k, v, starts, ends, out,
                                                                      scale, window):  # fmt: skip
         return

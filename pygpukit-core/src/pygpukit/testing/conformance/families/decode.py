@@ -273,6 +273,9 @@ def _rope_attention_cases(rng: np.random.Generator, d: DataType,
         ("decode step, GQA", 2, 1, 4, 2, 8, 10, 0, d, dt.int32),
         ("two new tokens, a window", 2, 2, 2, 1, 8, 9, 3, d, dt.int64),
         ("wider tables", 1, 1, 3, 3, 4, 6, 0, WIDER.get(d), dt.int32),
+        # head dims the sm_90 short-context kernel takes (16-bit dtypes there)
+        ("head_dim 64, GQA 4", 1, 1, 8, 2, 64, 40, 0, d, dt.int32),
+        ("head_dim 128, two new tokens, a window", 2, 2, 8, 2, 128, 33, 9, d, dt.int64),
     ):  # fmt: skip
         if table is None:
             continue
