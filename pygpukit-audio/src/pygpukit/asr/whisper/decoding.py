@@ -194,11 +194,14 @@ def decode_window(
         at_sot = logits[::beams, starts[0][1]].astype(np.float64)
         no_speech = np.exp(_log_softmax(at_sot))[:, tokens.no_speech]
     first = logits[:, -1]
-    if options.beam_size is None:
-        picked = _sample(model, cache, rows_cross, first, rules, tokens, options, sample_len)
-    else:
-        picked = _beam_search(model, cache, rows_cross, first, rules, tokens, options,
-                              sample_len, n_audio)  # fmt: skip
+    try:
+        if options.beam_size is None:
+            picked = _sample(model, cache, rows_cross, first, rules, tokens, options, sample_len)
+        else:
+            picked = _beam_search(model, cache, rows_cross, first, rules, tokens, options,
+                                  sample_len, n_audio)  # fmt: skip
+    finally:
+        model.release_steps()  # the window's cache and encoder rows are done with
     return [
         DecodeResult(
             seq,

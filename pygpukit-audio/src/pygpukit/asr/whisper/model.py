@@ -19,6 +19,7 @@ from pygpukit.llm import KVCache
 from pygpukit.llm.layers import Attention, DenseMLP, Norm
 
 from .config import WhisperConfig
+from .step import WhisperStep
 
 __all__ = ["Conv1d", "CrossCache", "DecoderLayer", "EncoderLayer", "WhisperModel"]
 
@@ -124,6 +125,10 @@ class WhisperModel:
         self.dtype, self.device = embed.dtype, embed.device
         self.decoder_config = config.decoder()
         self.embed_scale = float(np.sqrt(config.d_model)) if config.scale_embedding else 1.0
+        #: one-token decode steps through WhisperStep (device counters, a CUDA graph on
+        #: GPUs); False: every step through the prompt path (kept to compare the two)
+        self.fast_steps = True
+        self._step: WhisperStep | None = None
 
     def __repr__(self) -> str:
         c = self.config
@@ -210,6 +215,9 @@ class WhisperModel:
                 f"{self.config.max_target_positions} positions"
             )
         start, _ = cache.reserve(np.ones(ids.shape, dtype=bool))
+        if seq == 1 and self.fast_steps:
+            logits = self._stepper(cache, cross).run(ids, start)
+            return logits if last_only else logits.reshape((batch, 1, -1))
         end = start + seq
         x = gp.take(self.embed, self._upload(ids.reshape(-1)), axis=0)
         if self.embed_scale != 1.0:
@@ -235,6 +243,19 @@ class WhisperModel:
             x = x.reshape((batch, seq, -1))[:, -1, :]
         logits = self.decoder_norm(x) @ self.lm_head
         return logits if last_only else logits.reshape((batch, seq, -1))
+
+    def _stepper(self, cache: KVCache, cross: CrossCache) -> WhisperStep:
+        """The one-token step bound to this cache and encoder output (a new one when
+        either changed: another window, or beam search's reordered rows)."""
+        step = self._step
+        if step is None or not step.bound_to(cache, cross):
+            step = self._step = WhisperStep(self, cache, cross)
+        return step
+
+    def release_steps(self) -> None:
+        """Drop the step binding (its graph, and its hold on the last cache and encoder
+        output); the next one-token decode makes a new one."""
+        self._step = None
 
     def _upload(self, values: np.ndarray) -> GPUArray:
         return gp.from_numpy(np.ascontiguousarray(values, dtype=np.int64), self.device)

@@ -1,0 +1,98 @@
+"""WhisperStep (one-token decode steps on device counters, a CUDA graph on GPUs) against the
+prompt path's logits, its rebinding when the cache rows are reordered, and on a GPU the
+graph's replays against the eager step (skips the GPU part without one)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pygpukit as gp
+import pytest
+from pygpukit.asr import whisper
+from tiny_whisper import N_MELS, SOURCE_POSITIONS, VOCAB, make_checkpoint
+from whisper_reference import reference_encode, reference_logits
+
+
+def _steps(model: whisper.WhisperModel, cross: object, prompt: np.ndarray,
+           tokens: np.ndarray) -> list[np.ndarray]:  # fmt: skip
+    """Logits of each one-token step after `prompt`, feeding `tokens` column by column."""
+    cache = model.new_cache(prompt.shape[0], prompt.shape[1] + tokens.shape[1])
+    model.decode(prompt, cache, cross)  # type: ignore[arg-type]
+    out = []
+    for i in range(tokens.shape[1]):
+        out.append(model.decode(tokens[:, i : i + 1], cache, cross,  # type: ignore[arg-type]
+                                last_only=True).to_numpy())  # fmt: skip
+    return out
+
+
+def test_steps_equal_the_prompt_path_and_the_reference(tmp_path: Path) -> None:
+    weights = make_checkpoint(tmp_path, seed=41)
+    model = whisper.load_whisper_model(tmp_path, progress=False)
+    rng = np.random.default_rng(42)
+    feats = rng.standard_normal((2, N_MELS, 2 * SOURCE_POSITIONS)).astype(np.float32)
+    cross = model.cross_cache(model.encode(feats))
+    prompt, tokens = rng.integers(0, VOCAB, size=(2, 3)), rng.integers(0, VOCAB, size=(2, 6))
+    fast = _steps(model, cross, prompt, tokens)
+    assert model._step is not None and model._step.qkv  # the steps went through WhisperStep
+    model.fast_steps = False
+    slow = _steps(model, cross, prompt, tokens)
+    for got, want in zip(fast, slow, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+    enc = reference_encode(weights, feats[1])
+    want = reference_logits(weights, enc, [*prompt[1].tolist(), *tokens[1].tolist()])[-1]
+    assert np.abs(fast[-1][1] - want).max() <= 1e-5 * np.abs(want).max()
+    model.release_steps()
+    assert model._step is None
+
+
+def test_a_new_cache_or_reordered_rows_get_a_new_binding(tmp_path: Path) -> None:
+    make_checkpoint(tmp_path, seed=43)
+    model = whisper.load_whisper_model(tmp_path, progress=False)
+    feats = np.random.default_rng(44).standard_normal((1, N_MELS, 2 * SOURCE_POSITIONS))
+    cross = model.cross_cache(model.encode(feats.astype(np.float32))).repeat_rows(2)
+    cache = model.new_cache(2, 6)
+    model.decode(np.array([[5, 6], [7, 8]]), cache, cross)
+    model.decode(np.array([[9], [10]]), cache, cross)
+    first = model._step
+    assert first is not None and first.bound_to(cache, cross)
+    cache.select_rows([1, 1])  # new arrays: the old binding must not write into the old ones
+    assert not first.bound_to(cache, cross)
+    got = model.decode(np.array([[11], [12]]), cache, cross, last_only=True).to_numpy()
+    assert model._step is not first
+    model.fast_steps = False
+    again = model.new_cache(2, 6)
+    model.decode(np.array([[7, 8], [7, 8]]), again, cross)
+    model.decode(np.array([[10], [10]]), again, cross)
+    want = model.decode(np.array([[11], [12]]), again, cross, last_only=True).to_numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gp.is_cuda_available(), reason="needs a CUDA GPU (pygpukit-cuda)")
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_graph_replays_equal_the_eager_steps_on_cuda(
+    tmp_path: Path, dtype: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_checkpoint(tmp_path, seed=45)
+    model = whisper.load_whisper_model(tmp_path, dtype, device="cuda", progress=False)
+    rng = np.random.default_rng(46)
+    feats = rng.standard_normal((2, N_MELS, 2 * SOURCE_POSITIONS)).astype(np.float32)
+    cross = model.cross_cache(model.encode(feats))
+    prompt, tokens = rng.integers(0, VOCAB, size=(2, 4)), rng.integers(0, VOCAB, size=(2, 8))
+    graphed = _steps(model, cross, prompt, tokens)
+    step = model._step
+    assert step is not None and step.graph_captured, step.refusal if step else None
+    model.release_steps()
+    monkeypatch.setenv("PYGPUKIT_WHISPER_GRAPH", "0")
+    eager = _steps(model, cross, prompt, tokens)
+    assert model._step is not None and not model._step.graph_captured
+    model.release_steps()
+    for got, want in zip(graphed, eager, strict=True):  # the same kernels on the same inputs
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-6 * np.abs(want).max())
+    model.fast_steps = False
+    slow = _steps(model, cross, prompt, tokens)
+    tol = 1e-4 if dtype == "float32" else 2e-2
+    for got, want in zip(graphed, slow, strict=True):
+        scale = np.abs(want.astype(np.float64)).max()
+        assert np.abs(got.astype(np.float64) - want).max() <= tol * scale
