@@ -233,10 +233,8 @@ class WhisperModel:
             attn = layer.self_attn.attend(q.transpose(*t), keys, values, None)
             x = x + layer.self_attn.output(attn, batch, seq)
             q = _heads(layer.cross_attn.q(layer.cross_norm(x)), batch, seq, layer.cross_attn)
-            # one query per row sees every key even under the end-aligned causal mask, so
-            # decode steps take the fused attention kernel; longer prompts the full path
             attn = layer.cross_attn.attend(q, cross.keys[i], cross.values[i], None,
-                                           causal=seq == 1)  # fmt: skip
+                                           causal=False)  # fmt: skip
             x = x + layer.cross_attn.output(attn, batch, seq)
             x = x + layer.mlp(layer.mlp_norm(x))
         if last_only:
