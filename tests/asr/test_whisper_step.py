@@ -59,11 +59,15 @@ def test_a_new_cache_or_reordered_rows_get_a_new_binding(tmp_path: Path) -> None
     cache.select_rows([1, 1])  # new arrays: the old binding must not write into the old ones
     assert not first.bound_to(cache, cross)
     got = model.decode(np.array([[11], [12]]), cache, cross, last_only=True).to_numpy()
-    assert model._step is not first
-    model.fast_steps = False
+    again_step = model._step
+    assert again_step is not None and again_step is not first
+    assert not again_step.capture_first  # the same cache: beam search's case
     again = model.new_cache(2, 6)
     model.decode(np.array([[7, 8], [7, 8]]), again, cross)
     model.decode(np.array([[10], [10]]), again, cross)
+    # a new cache of a batch size that stepped before may capture on its first step
+    assert model._step is not None and model._step.capture_first
+    model.fast_steps = False
     want = model.decode(np.array([[11], [12]]), again, cross, last_only=True).to_numpy()
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
 
@@ -83,6 +87,10 @@ def test_graph_replays_equal_the_eager_steps_on_cuda(
     graphed = _steps(model, cross, prompt, tokens)
     step = model._step
     assert step is not None and step.graph_captured, step.refusal if step else None
+    # a second run (a new cache) captures on its first step
+    assert _steps(model, cross, prompt, tokens[:, :1])[0].tolist() == graphed[0].tolist()
+    second = model._step
+    assert second is not None and second is not step and second.graph_captured
     model.release_steps()
     monkeypatch.setenv("PYGPUKIT_WHISPER_GRAPH", "0")
     eager = _steps(model, cross, prompt, tokens)

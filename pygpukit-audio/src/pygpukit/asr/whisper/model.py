@@ -129,6 +129,7 @@ class WhisperModel:
         #: GPUs); False: every step through the prompt path (kept to compare the two)
         self.fast_steps = True
         self._step: WhisperStep | None = None
+        self._stepped_batches: set[int] = set()  # batch sizes a step ran for (kernels warm)
 
     def __repr__(self) -> str:
         c = self.config
@@ -247,7 +248,13 @@ class WhisperModel:
         either changed: another window, or beam search's reordered rows)."""
         step = self._step
         if step is None or not step.bound_to(cache, cross):
-            step = self._step = WhisperStep(self, cache, cross)
+            # a new cache (another window, another run) whose batch size stepped before
+            # captures at once; beam search's reordered rows (the same cache, new arrays
+            # every step) run eagerly, as a graph replayed once would cost more
+            fresh = step is None or step.cache is not cache
+            early = fresh and cache.batch in self._stepped_batches
+            step = self._step = WhisperStep(self, cache, cross, capture_first=early)
+            self._stepped_batches.add(cache.batch)
         return step
 
     def release_steps(self) -> None:

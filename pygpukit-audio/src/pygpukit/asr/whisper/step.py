@@ -82,12 +82,17 @@ class WhisperStep:
     ``run(ids)`` feeds one token per row (host ints (batch, 1)) at the cache's next slot
     and returns the step's logits (batch, vocab) as a new array. ``bound_to`` says whether
     this binding still serves a call (the same arrays: beam search's row reordering makes
-    new ones); a new binding starts eagerly and captures its graph on its second step.
+    new ones); a new binding runs its first step eagerly (compiling and loading every
+    kernel, which a capture should not do) and captures its graph on the second, or on
+    the first with `capture_first`.
     """
 
     def __init__(self, model: WhisperModel, cache: KVCache, cross: CrossCache,
-                 use_graph: bool | None = None) -> None:  # fmt: skip
+                 use_graph: bool | None = None, capture_first: bool = False) -> None:  # fmt: skip
         self.model, self.cache, self.cross = model, cache, cross
+        #: capture on the first step (its kernels ran before, in another binding of this
+        #: batch size) rather than the second
+        self.capture_first = capture_first
         self.qkv = fuse_self_attention(model)
         # the arrays the step (and its graph) reads: held, so they stay what was captured
         self._bound = (cache.keys, cache.values, cross.keys, cross.values,
@@ -137,13 +142,15 @@ class WhisperStep:
         self.tokens[...] = _counter(ids.astype(np.int64, copy=False), device)
         if self._graph is not None:
             self._graph.replay()
-        elif self.use_graph and self._steps >= 1:
+        elif self.use_graph and (self._steps >= 1 or self.capture_first):
             g = gp.cuda.Graph(device.index)
             try:
                 with gp.cuda.graph(g):
                     logits = self._forward()
             except Exception as exc:  # the step cannot be captured here: stay eager
-                self.use_graph, self.refusal = False, f"capture failed: {exc!r}"
+                if self._steps >= 1:  # a first step may fail for a cold kernel: retry next
+                    self.use_graph, self.refusal = False, f"capture failed: {exc!r}"
+                self.capture_first = False
                 self._logits = self._forward()  # a real bug in the step raises again here
             else:
                 self._graph, self._logits = g, logits
