@@ -23,6 +23,9 @@ from .step import WhisperStep
 
 __all__ = ["Conv1d", "CrossCache", "DecoderLayer", "EncoderLayer", "WhisperModel"]
 
+#: prompts up to this long whose last logits are wanted run as one-token steps on a GPU
+SHORT_PROMPT = 8
+
 
 @dataclass
 class Conv1d:
@@ -219,6 +222,11 @@ class WhisperModel:
         if seq == 1 and self.fast_steps:
             logits = self._stepper(cache, cross).run(ids, start)
             return logits if last_only else logits.reshape((batch, 1, -1))
+        if self._prompt_as_steps(seq, last_only):
+            step = self._stepper(cache, cross)
+            for j in range(seq):
+                logits = step.run(ids[:, j : j + 1], start + j)
+            return logits
         end = start + seq
         x = gp.take(self.embed, self._upload(ids.reshape(-1)), axis=0)
         if self.embed_scale != 1.0:
@@ -256,6 +264,14 @@ class WhisperModel:
             step = self._step = WhisperStep(self, cache, cross, capture_first=early)
             self._stepped_batches.add(cache.batch)
         return step
+
+    def _prompt_as_steps(self, seq: int, last_only: bool) -> bool:
+        """Whether a prompt runs as one-token steps: a short one (Whisper's forced start
+        tokens) whose last logits are all that is wanted, on a GPU, where those steps are
+        graph replays and cost less than one eager pass of the prompt path (~300
+        launches); the CPU reads the weights once per step, so it keeps the prompt path."""
+        return (self.fast_steps and last_only and seq <= SHORT_PROMPT
+                and self.device.type == "cuda")  # fmt: skip
 
     def release_steps(self) -> None:
         """Drop the step binding (its graph, and its hold on the last cache and encoder
