@@ -10,6 +10,7 @@ import numpy as np
 import pygpukit as gp
 import pytest
 from pygpukit.asr import whisper
+from pygpukit.asr.whisper.step import select_rows_in_place
 from tiny_whisper import N_MELS, SOURCE_POSITIONS, VOCAB, make_checkpoint
 from whisper_reference import reference_encode, reference_logits
 
@@ -111,3 +112,26 @@ def test_graph_replays_equal_the_eager_steps_on_cuda(
     short = model.decode(prompt, model.new_cache(2, 8), cross, last_only=True).to_numpy()
     scale = np.abs(whole.astype(np.float64)).max()
     assert np.abs(short.astype(np.float64) - whole).max() <= tol * scale
+
+
+def test_rows_reordered_in_place_keep_the_binding(tmp_path: Path) -> None:
+    weights = make_checkpoint(tmp_path, seed=47)
+    model = whisper.load_whisper_model(tmp_path, progress=False)
+    feats = np.random.default_rng(48).standard_normal((1, N_MELS, 2 * SOURCE_POSITIONS))
+    cross = model.cross_cache(model.encode(feats.astype(np.float32))).repeat_rows(3)
+    rows = np.array([[5, 6, 7], [8, 9, 10], [11, 12, 13]])
+    cache = model.new_cache(3, 8)
+    model.decode(rows[:, :2], cache, cross)
+    model.decode(rows[:, 2:], cache, cross)
+    bound, keys = model._step, cache.keys[0]
+    select_rows_in_place(cache, [2, 0, 2])
+    assert cache.keys[0] is keys and bound is not None and bound.bound_to(cache, cross)
+    select_rows_in_place(cache, [0, 1, 2])  # nothing moves
+    step = model.decode(np.array([[40], [41], [42]]), cache, cross, last_only=True).to_numpy()
+    assert model._step is bound
+    enc = reference_encode(weights, feats[0].astype(np.float32))
+    for beam, (source, token) in enumerate([(2, 40), (0, 41), (2, 42)]):
+        want = reference_logits(weights, enc, [*rows[source].tolist(), token])[-1]
+        assert np.abs(step[beam] - want).max() <= 1e-5 * np.abs(want).max()
+    with pytest.raises(ValueError, match="row indices"):
+        select_rows_in_place(cache, [0, 1, 3])

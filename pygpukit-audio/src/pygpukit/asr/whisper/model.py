@@ -253,12 +253,12 @@ class WhisperModel:
 
     def _stepper(self, cache: KVCache, cross: CrossCache) -> WhisperStep:
         """The one-token step bound to this cache and encoder output (a new one when
-        either changed: another window, or beam search's reordered rows)."""
+        either changed: another window, or rows reordered into new arrays)."""
         step = self._step
         if step is None or not step.bound_to(cache, cross):
             # a new cache (another window, another run) whose batch size stepped before
-            # captures at once; beam search's reordered rows (the same cache, new arrays
-            # every step) run eagerly, as a graph replayed once would cost more
+            # captures at once; rows reordered into new arrays (the same cache, maybe new
+            # arrays every step) run eagerly, as a graph replayed once would cost more
             fresh = step is None or step.cache is not cache
             early = fresh and cache.batch in self._stepped_batches
             step = self._step = WhisperStep(self, cache, cross, capture_first=early)

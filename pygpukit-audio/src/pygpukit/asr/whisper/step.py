@@ -8,8 +8,8 @@ step's wall time: ~38 us per kernel against ~4 us of GPU work on an H100). The l
 ops are chosen for one query row: q, k and v in one product, the cache written at the
 device slot and both attentions through `gp.sdpa_causal_cache` (the decode kernel; the
 encoder output is a "cache" whose every slot is visible). The CPU runs the same step
-eagerly. Beam search reorders the cache rows into new arrays every step, so it runs the
-step eagerly too (a graph is only captured for a binding that is used twice).
+eagerly. Beam search reorders the cache rows with `select_rows_in_place`, which keeps the
+arrays a graph was captured on.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from pygpukit.llm.layers import Attention, Linear
 if TYPE_CHECKING:
     from .model import CrossCache, WhisperModel
 
-__all__ = ["WhisperStep", "fuse_self_attention", "graphs_enabled"]
+__all__ = ["WhisperStep", "fuse_self_attention", "graphs_enabled", "select_rows_in_place"]
 
 
 def graphs_enabled() -> bool:
@@ -66,6 +66,19 @@ def fuse_self_attention(model: WhisperModel) -> list[Linear]:
     return fused
 
 
+def select_rows_in_place(cache: KVCache, rows: Any) -> None:
+    """`cache.select_rows(rows)` that keeps the cache's arrays (the reordered rows are
+    copied back into them), so a step bound to them, and its graph, stays valid: beam
+    search then replays its step instead of running ~250 launches eagerly each time."""
+    keys, values = cache.keys, cache.values
+    cache.select_rows(rows)  # checks rows, reorders the host bookkeeping, gathers anew
+    if cache.keys is keys:  # every row stayed where it was
+        return
+    for old, new in zip(keys + values, cache.keys + cache.values, strict=True):
+        old[...] = new
+    cache.keys, cache.values = keys, values
+
+
 def _counter(values: np.ndarray, device: Any) -> GPUArray:
     return gp.asarray(np.ascontiguousarray(values), device=device)
 
@@ -81,10 +94,10 @@ class WhisperStep:
 
     ``run(ids)`` feeds one token per row (host ints (batch, 1)) at the cache's next slot
     and returns the step's logits (batch, vocab) as a new array. ``bound_to`` says whether
-    this binding still serves a call (the same arrays: beam search's row reordering makes
-    new ones); a new binding runs its first step eagerly (compiling and loading every
-    kernel, which a capture should not do) and captures its graph on the second, or on
-    the first with `capture_first`.
+    this binding still serves a call (the same arrays: `KVCache.select_rows` makes new
+    ones, `select_rows_in_place` does not); a new binding runs its first step eagerly
+    (compiling and loading every kernel, which a capture should not do) and captures its
+    graph on the second, or on the first with `capture_first`.
     """
 
     def __init__(self, model: WhisperModel, cache: KVCache, cross: CrossCache,
