@@ -135,3 +135,25 @@ def test_rows_reordered_in_place_keep_the_binding(tmp_path: Path) -> None:
         assert np.abs(step[beam] - want).max() <= 1e-5 * np.abs(want).max()
     with pytest.raises(ValueError, match="row indices"):
         select_rows_in_place(cache, [0, 1, 3])
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gp.is_cuda_available(), reason="needs a CUDA GPU (pygpukit-cuda)")
+def test_encoder_graph_replays_equal_the_eager_encoder_on_cuda(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    make_checkpoint(tmp_path, seed=49)
+    model = whisper.load_whisper_model(tmp_path, "float16", device="cuda", progress=False)
+    rng = np.random.default_rng(50)
+    feats = [rng.standard_normal((2, N_MELS, 2 * SOURCE_POSITIONS)).astype(np.float32)
+             for _ in range(3)]  # fmt: skip
+    outs = [model.encode(f) for f in feats]  # eager, captured, replayed
+    assert model.encoder_graph.captured == [2], model.encoder_graph.refusal
+    model.encode(feats[0])  # a replay must not write into an earlier call's result
+    got = [o.to_numpy() for o in outs]
+    monkeypatch.setenv("PYGPUKIT_WHISPER_GRAPH", "0")
+    for f, g in zip(feats, got, strict=True):
+        want = model.encode(f).to_numpy()
+        np.testing.assert_allclose(g, want, rtol=0, atol=1e-6 * np.abs(want).max())
+    model.release_graphs()
+    assert model.encoder_graph.captured == []

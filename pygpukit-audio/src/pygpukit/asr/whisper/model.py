@@ -19,6 +19,7 @@ from pygpukit.llm import KVCache
 from pygpukit.llm.layers import Attention, DenseMLP, Norm
 
 from .config import WhisperConfig
+from .encode_graph import EncoderGraph
 from .step import WhisperStep
 
 __all__ = ["Conv1d", "CrossCache", "DecoderLayer", "EncoderLayer", "WhisperModel"]
@@ -133,6 +134,8 @@ class WhisperModel:
         self.fast_steps = True
         self._step: WhisperStep | None = None
         self._stepped_batches: set[int] = set()  # batch sizes a step ran for (kernels warm)
+        #: the encoder as a CUDA graph per (small) batch size on GPUs, eager elsewhere
+        self.encoder_graph = EncoderGraph(self._encode, self.device)
 
     def __repr__(self) -> str:
         c = self.config
@@ -146,7 +149,10 @@ class WhisperModel:
     def encode(self, features: Any) -> GPUArray:
         """Encoder output (batch, positions, d_model) for log-mel `features`
         (batch, n_mels, frames) or (n_mels, frames), frames = `config.n_frames`."""
-        x = self._features(features)
+        return self.encoder_graph(self._features(features))
+
+    def _encode(self, x: GPUArray) -> GPUArray:
+        """The encoder's work on features already in the model's dtype and device."""
         batch = x.shape[0]
         x = self.conv2(self.conv1(x.transpose(0, 2, 1)))
         x = x + self.encoder_positions
@@ -277,6 +283,12 @@ class WhisperModel:
         """Drop the step binding (its graph, and its hold on the last cache and encoder
         output); the next one-token decode makes a new one."""
         self._step = None
+
+    def release_graphs(self) -> None:
+        """Drop every CUDA graph (the decode step's and the encoder's) and the memory they
+        keep; later calls capture anew."""
+        self.release_steps()
+        self.encoder_graph = EncoderGraph(self._encode, self.device)
 
     def _upload(self, values: np.ndarray) -> GPUArray:
         return gp.from_numpy(np.ascontiguousarray(values, dtype=np.int64), self.device)
