@@ -184,6 +184,7 @@ _TABLE: list[tuple[str, str, str, str, str]] = [
     ("layernorm", "nn", "(x, gamma, beta, out, eps)", "None", "over the last axis"),
     ("rmsnorm", "nn", "(x, gamma, out, eps)", "None", "x * gamma / sqrt(mean(x**2) + eps)"),
     ("sdpa_causal", "nn", "(q, k, v, out, scale)", "None", "causal attention, GQA heads"),
+    ("sdpa", "nn", "(q, k, v, out, scale)", "None", "attention, no mask, GQA heads"),
     ("rope_inplace", "nn", "(q, k, cos, sin)", "None", "rotates q and k in place"),
     ("bias_add_inplace", "nn", "(x, bias)", "None", "x (..., n) += bias (n,)"),
     ("linear_bias_gelu", "nn", "(x, weight, bias, out, approximate)", "None",

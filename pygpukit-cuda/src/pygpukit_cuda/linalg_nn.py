@@ -45,7 +45,8 @@ extern "C" __global__ void __launch_bounds__(128) %(name)s(
     long long H, long long G, long long Sq, long long Skv, long long D, long long Dv,
     long long qb, long long qh, long long qs, long long qd,
     long long kb, long long kh, long long ks, long long kd,
-    long long vb, long long vh, long long vs, long long vd, double scale_d, int KT) {
+    long long vb, long long vh, long long vs, long long vd, double scale_d, int KT,
+    long long shift) {
   typedef %(T)s T;
   const T PGK_NEG_INF = -(T)__int_as_float(0x7f800000);
   extern __shared__ __align__(16) unsigned char pgk_smem[];
@@ -63,7 +64,7 @@ extern "C" __global__ void __launch_bounds__(128) %(name)s(
     long long r = i / D, d = i %% D;
     Qs[i] = (q0 + r < Sq) ? pgk_load_as_%(Tname)s(qp + (q0 + r) * qs + d * qd, cq) : (T)0;
   }
-  const long long shift = Skv - Sq;       // query i sees keys j <= i + shift
+  // query i sees keys j <= i + shift (Skv - Sq: causal, bottom-right; Skv: no mask)
   long long q_last = q0 + 15 < Sq - 1 ? q0 + 15 : Sq - 1;
   long long kend = q_last + shift + 1;
   if (kend > Skv) kend = Skv;
@@ -298,7 +299,7 @@ def _flash_strides(q: GPUArray, k: GPUArray, v: GPUArray, out: GPUArray) -> list
 
 
 def _sdpa_flash(q: GPUArray, k: GPUArray, v: GPUArray, out: GPUArray, scale: float,
-                strides: list[int]) -> None:  # fmt: skip
+                strides: list[int], shift: int) -> None:  # fmt: skip
     *_, hq, sq, d = q.shape
     hkv, skv = k.shape[-3], k.shape[-2]
     batch = math.prod(q.shape[:-3]) if q.ndim > 3 else 1
@@ -306,22 +307,32 @@ def _sdpa_flash(q: GPUArray, k: GPUArray, v: GPUArray, out: GPUArray, scale: flo
     if grid[1] > 65535:
         raise NotImplementedError("cuda sdpa_causal: batch * heads over 65535")
     name, src = flash_source.flash_kernel(out.dtype, d)
-    fn = launcher.function(out.device.index, name, src, "@QQQQ" + "q" * 13 + "f")
+    fn = launcher.function(out.device.index, name, src, "@QQQQ" + "q" * 14 + "f")
     fn.launch(grid, (flash_source.THREADS,),
-              (_ptr(q), _ptr(k), _ptr(v), _ptr(out), hq, hq // hkv, sq, skv, *strides,
+              (_ptr(q), _ptr(k), _ptr(v), _ptr(out), hq, hq // hkv, sq, skv, *strides, shift,
                float(scale) * math.log2(math.e)),
               shared=flash_source.shared_bytes(d))  # fmt: skip
 
 
 def sdpa_causal(q: GPUArray, k: GPUArray, v: GPUArray, out: GPUArray, scale: float) -> None:
+    _attend("sdpa_causal", q, k, v, out, scale, k.shape[-2] - q.shape[-2])
+
+
+def sdpa(q: GPUArray, k: GPUArray, v: GPUArray, out: GPUArray, scale: float) -> None:
+    _attend("sdpa", q, k, v, out, scale, k.shape[-2])  # j <= i + Skv: every key
+
+
+def _attend(op: str, q: GPUArray, k: GPUArray, v: GPUArray, out: GPUArray, scale: float,
+            shift: int) -> None:  # fmt: skip
+    """Attention where query i sees keys j <= i + shift."""
     flash = _flash_strides(q, k, v, out)
     if flash is not None:
-        _sdpa_flash(q, k, v, out, scale, flash)
+        _sdpa_flash(q, k, v, out, scale, flash, shift)
         return
     *_, hq, sq, d = q.shape
     hkv, skv, dv = k.shape[-3], k.shape[-2], v.shape[-1]
     if dv > SDPA_MAX_DV:
-        raise NotImplementedError(f"cuda sdpa_causal: v's head_dim {dv} is over {SDPA_MAX_DV}")
+        raise NotImplementedError(f"cuda {op}: v's head_dim {dv} is over {SDPA_MAX_DV}")
     comp = _compute(out.dtype)
     size = comp.itemsize
     kt = 32
@@ -329,7 +340,7 @@ def sdpa_causal(q: GPUArray, k: GPUArray, v: GPUArray, out: GPUArray, scale: flo
         kt //= 2
     smem = (16 * d + kt * (d + 1) + kt * dv) * size
     if smem > _SMEM_LIMIT:
-        raise NotImplementedError(f"cuda sdpa_causal: head_dim {d} does not fit shared memory")
+        raise NotImplementedError(f"cuda {op}: head_dim {d} does not fit shared memory")
     ops = []
     for x in (q, k, v):
         if _batch_stride(x) is None:
@@ -342,13 +353,14 @@ def sdpa_causal(q: GPUArray, k: GPUArray, v: GPUArray, out: GPUArray, scale: flo
         strides += [_batch_stride(x) or 0, *x.strides[-3:]]
     name, src = sdpa_kernel(out.dtype)
     index = out.device.index
-    fn = launcher.function(index, name, src, "@QQQQiii" + "q" * 18 + "di")
+    fn = launcher.function(index, name, src, "@QQQQiii" + "q" * 18 + "diq")
     grid = (-(-sq // SDPA_QUERIES), batch * hq, 1)
     if grid[1] > 65535:
         raise NotImplementedError("cuda sdpa_causal: batch * heads over 65535")
     codes = [ctype(x.dtype).code for x in (q, k, v)]
     fn.launch(grid, (128,), (_ptr(q), _ptr(k), _ptr(v), _ptr(out), *codes, hq, hq // hkv, sq,
-                             skv, d, dv, *strides, float(scale), kt), shared=smem)  # fmt: skip
+                             skv, d, dv, *strides, float(scale), kt, shift),
+              shared=smem)  # fmt: skip
 
 
 def rope_inplace(q: GPUArray, k: GPUArray, cos: GPUArray, sin: GPUArray) -> None:
@@ -425,6 +437,7 @@ def linear_bias_gelu(x: GPUArray, weight: GPUArray, bias: GPUArray, out: GPUArra
 def register(provider: KernelProvider) -> None:
     """Add this module's kernels to the cuda provider."""
     provider.add("sdpa_causal", sdpa_causal, FLOATS)
+    provider.add("sdpa", sdpa, FLOATS)
     provider.add("rope_inplace", rope_inplace, FLOATS)
     provider.add("linear_bias_gelu", linear_bias_gelu, FLOATS)
     numeric = [d for d in dt.NUMERIC_DTYPES if not d.is_float8 and d.kind != "b"]

@@ -108,8 +108,14 @@ def _run(case: SpecialCase, bench: Any, row: Row, torch: Any, transformers: Any)
     row.provider = "cuda"
     row.stats = _timed(lambda: run_ours(steps), bench.sync)
     row.status = PASS if row.error <= (row.tol or 0) else FAIL
+    step = ours._step  # the last run's decode-step binding: graph-replayed or why not
+    if step is None:
+        how = "eager (no step ran)"
+    else:
+        how = "graph replays" if step.graph_captured else f"eager ({step.refusal or 'no graph'})"
     row.note = (f"random-init {size} at the released shape; error: first-step logits against "
-                "transformers' (relative L2); torch: transformers with its KV cache")  # fmt: skip
+                f"transformers' (relative L2); ours: decode steps as {how}; torch: "
+                "transformers with its KV cache")  # fmt: skip
     result = PeerResult("torch")
     row.peers.append(result)
     result.stats = _timed(lambda: run_ref(steps), torch.cuda.synchronize)

@@ -1,4 +1,4 @@
-"""Neural-network ops of the seed API: softmax, norms, causal attention, RoPE, fused linear.
+"""Neural-network ops of the seed API: softmax, norms, attention, RoPE, fused linear.
 
 Dtype rule: every array input must be floating point (float16, bfloat16, float32,
 float64); the result dtype is the Array API promotion of the inputs (float16 ``x`` with
@@ -26,6 +26,8 @@ when there is at least one element to write:
   The causal mask is aligned bottom-right, so it also serves decoding with a KV cache:
   query ``i`` sees keys ``j <= i + (Skv - Sq)``; ``Skv >= Sq`` so every query sees at
   least one key. ``scale`` is a float (``1/sqrt(D)`` unless the caller gave one).
+- ``sdpa``: ``kernel(q, k, v, out, scale)``: ``sdpa_causal`` without the mask (every
+  query sees every key; any ``Skv >= 1``).
 - ``rope_inplace``: ``kernel(q, k, cos, sin)``: rotates ``q (*B, S, Hq, D)`` and
   ``k (*B, S, Hk, D)`` in place; ``cos`` and ``sin`` are ``(S, D // 2)``. Half-split
   (GPT-NeoX) pairing: element ``i`` of the first half pairs with element ``i + D // 2``:
@@ -66,6 +68,7 @@ __all__ = [
     "log_softmax",
     "rmsnorm",
     "rope_inplace",
+    "sdpa",
     "sdpa_causal",
     "softmax",
 ]
@@ -193,8 +196,7 @@ def rmsnorm(
 
 
 # -- attention -------------------------------------------------------------------------
-def _check_sdpa_shapes(q: GPUArray, k: GPUArray, v: GPUArray) -> None:
-    op = "sdpa_causal"
+def _check_sdpa_shapes(q: GPUArray, k: GPUArray, v: GPUArray, op: str = "sdpa_causal") -> None:
     layout = {"q": "(..., heads, seq, head_dim)", "k": "(..., kv_heads, kv_seq, head_dim)",
               "v": "(..., kv_heads, kv_seq, v_dim)"}  # fmt: skip
     for name, a in (("q", q), ("k", k), ("v", v)):
@@ -221,11 +223,29 @@ def _check_sdpa_shapes(q: GPUArray, k: GPUArray, v: GPUArray) -> None:
             "(grouped-query attention)"
         )
     sq, skv = q.shape[-2], k.shape[-2]
-    if skv < sq:
+    if skv < sq and op == "sdpa_causal":
         raise ValueError(
             f"{op}: k/v have {skv} positions but q has {sq}; with the causal mask aligned "
             "to the end, kv_seq must be >= seq"
         )
+
+
+def _attention(op: str, q: GPUArray, k: GPUArray, v: GPUArray, scale: float | None,
+               backend: str | None) -> GPUArray:  # fmt: skip
+    arrays = _arrays(op, q=q, k=k, v=v)
+    out_dtype = _float_result(op, arrays)
+    _check_sdpa_shapes(q, k, v, op)
+    if scale is None:
+        s = 1.0 / math.sqrt(q.shape[-1])
+    elif isinstance(scale, bool) or not isinstance(scale, (int, float)):
+        raise TypeError(f"{op}: scale must be a float or None, got {type(scale).__name__}")
+    else:
+        s = float(scale)
+    fn = kernel_on(op, q.device, (q.dtype, k.dtype, v.dtype), backend)
+    out = empty((*q.shape[:-1], v.shape[-1]), out_dtype, q.device)
+    if out.size:
+        fn(q, k, v, out, s)
+    return out
 
 
 def sdpa_causal(
@@ -238,20 +258,22 @@ def sdpa_causal(
     backend: str | None = None,
 ) -> GPUArray:
     """Causal scaled dot-product attention, softmax(q @ k^T * scale + mask) @ v (GQA aware)."""
-    arrays = _arrays("sdpa_causal", q=q, k=k, v=v)
-    out_dtype = _float_result("sdpa_causal", arrays)
-    _check_sdpa_shapes(q, k, v)
-    if scale is None:
-        s = 1.0 / math.sqrt(q.shape[-1])
-    elif isinstance(scale, bool) or not isinstance(scale, (int, float)):
-        raise TypeError(f"sdpa_causal: scale must be a float or None, got {type(scale).__name__}")
-    else:
-        s = float(scale)
-    fn = kernel_on("sdpa_causal", q.device, (q.dtype, k.dtype, v.dtype), backend)
-    out = empty((*q.shape[:-1], v.shape[-1]), out_dtype, q.device)
-    if out.size:
-        fn(q, k, v, out, s)
-    return out
+    return _attention("sdpa_causal", q, k, v, scale, backend)
+
+
+def sdpa(
+    q: GPUArray,
+    k: GPUArray,
+    v: GPUArray,
+    /,
+    scale: float | None = None,
+    *,
+    backend: str | None = None,
+) -> GPUArray:
+    """Scaled dot-product attention without a mask, softmax(q @ k^T * scale) @ v: every query
+    sees every key (an encoder's self-attention, cross-attention); GQA aware, shapes as
+    `sdpa_causal` but kv_seq may be shorter than seq."""
+    return _attention("sdpa", q, k, v, scale, backend)
 
 
 # -- in-place ops ----------------------------------------------------------------------

@@ -8,11 +8,12 @@ from .._ops.nn import (
     log_softmax,
     rmsnorm,
     rope_inplace,
+    sdpa,
     sdpa_causal,
     softmax,
 )
 
 __all__ = [
     "bias_add_inplace", "gelu", "layernorm", "linear_bias_gelu", "log_softmax", "relu",
-    "rmsnorm", "rope_inplace", "sdpa_causal", "sigmoid", "silu", "softmax", "tanh",
+    "rmsnorm", "rope_inplace", "sdpa", "sdpa_causal", "sigmoid", "silu", "softmax", "tanh",
 ]  # fmt: skip

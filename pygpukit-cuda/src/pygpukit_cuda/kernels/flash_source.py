@@ -1,4 +1,5 @@
-"""CUDA C of the tensor-core causal attention kernel (float16/bfloat16, head_dim 64 or 128).
+"""CUDA C of the tensor-core attention kernel (float16/bfloat16, head_dim 64 or 128), causal
+or not (the launch passes the mask's shift).
 
 One 4-warp block takes 64 queries of one (batch, head); each warp owns 16 of them and keeps
 their query fragments in registers for the whole pass. Key and value tiles of 64 rows are
@@ -78,7 +79,8 @@ __device__ __forceinline__ void pgk_fa_tile(unsigned short* dst, const char* src
 extern "C" __global__ void __launch_bounds__(%(T)d) %(name)s(
     const char* q, const char* k, const char* v, char* out, long long H, long long G,
     long long Sq, long long Skv, long long qb, long long qh, long long qs, long long kb,
-    long long kh, long long ks, long long vb, long long vh, long long vs, float scale_log2) {
+    long long kh, long long ks, long long vb, long long vh, long long vs, long long shift,
+    float scale_log2) {
   extern __shared__ __align__(16) unsigned char pgk_smem[];
   unsigned short* Ks = (unsigned short*)pgk_smem;
   unsigned short* Vs = Ks + %(BK)d * PGK_FA_P;
@@ -106,7 +108,8 @@ extern "C" __global__ void __launch_bounds__(%(T)d) %(name)s(
   for (int i = 0; i < PGK_FA_D / 8; ++i) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.f;
   float m0 = NEG_INF, m1 = NEG_INF, l0 = 0.f, l1 = 0.f;
 
-  const long long shift = Skv - Sq;  // query i sees keys j <= i + shift
+  // query i sees keys j <= i + shift: Skv - Sq for the causal mask aligned bottom-right,
+  // Skv (or more) for none
   long long q_hi = q0 + %(BQ)d - 1 < Sq - 1 ? q0 + %(BQ)d - 1 : Sq - 1;
   long long kend = q_hi + shift + 1 < Skv ? q_hi + shift + 1 : Skv;
   const long long warp_lo = q0 + w * 16;  // the warp's first query

@@ -150,8 +150,8 @@ class Attention:
         With ``causal=False`` and no bias every query sees every key (an encoder's
         self-attention, or cross-attention to an encoder's output).
         """
-        if bias is None and causal:
-            return gp.sdpa_causal(q, k, v)
+        if bias is None:  # fused attention (flash on GPUs): no scores in device memory
+            return gp.sdpa_causal(q, k, v) if causal else gp.sdpa(q, k, v)
         b, hq, s, d = q.shape
         hkv, length = k.shape[1], k.shape[2]
         group = hq // hkv

@@ -17,6 +17,7 @@ import numpy as np
 from pygpukit.llm.sampling import SamplingParams, choose_tokens
 
 from .model import CrossCache, WhisperModel
+from .step import select_rows_in_place
 from .tokens import TIME_PRECISION, WhisperTokens
 
 __all__ = ["DecodeOptions", "DecodeResult", "detect_language", "decode_window"]
@@ -194,11 +195,14 @@ def decode_window(
         at_sot = logits[::beams, starts[0][1]].astype(np.float64)
         no_speech = np.exp(_log_softmax(at_sot))[:, tokens.no_speech]
     first = logits[:, -1]
-    if options.beam_size is None:
-        picked = _sample(model, cache, rows_cross, first, rules, tokens, options, sample_len)
-    else:
-        picked = _beam_search(model, cache, rows_cross, first, rules, tokens, options,
-                              sample_len, n_audio)  # fmt: skip
+    try:
+        if options.beam_size is None:
+            picked = _sample(model, cache, rows_cross, first, rules, tokens, options, sample_len)
+        else:
+            picked = _beam_search(model, cache, rows_cross, first, rules, tokens, options,
+                                  sample_len, n_audio)  # fmt: skip
+    finally:
+        model.release_steps()  # the window's cache and encoder rows are done with
     return [
         DecodeResult(
             seq,
@@ -297,7 +301,7 @@ def _beam_search(
         seqs, scores = next_seqs, np.array(next_scores)
         if all(len(f) >= wanted for f in finished) or step == sample_len - 1:
             break
-        cache.select_rows(sources)
+        select_rows_in_place(cache, sources)  # the step's graph stays bound to the cache
         step_tokens = np.array(next_tokens, dtype=np.int64)[:, None]
         logits = model.decode(step_tokens, cache, cross, last_only=True).to_numpy()
     results = []

@@ -19,8 +19,13 @@ from pygpukit.llm import KVCache
 from pygpukit.llm.layers import Attention, DenseMLP, Norm
 
 from .config import WhisperConfig
+from .encode_graph import EncoderGraph
+from .step import WhisperStep
 
 __all__ = ["Conv1d", "CrossCache", "DecoderLayer", "EncoderLayer", "WhisperModel"]
+
+#: prompts up to this long whose last logits are wanted run as one-token steps on a GPU
+SHORT_PROMPT = 8
 
 
 @dataclass
@@ -124,6 +129,13 @@ class WhisperModel:
         self.dtype, self.device = embed.dtype, embed.device
         self.decoder_config = config.decoder()
         self.embed_scale = float(np.sqrt(config.d_model)) if config.scale_embedding else 1.0
+        #: one-token decode steps through WhisperStep (device counters, a CUDA graph on
+        #: GPUs); False: every step through the prompt path (kept to compare the two)
+        self.fast_steps = True
+        self._step: WhisperStep | None = None
+        self._stepped_batches: set[int] = set()  # batch sizes a step ran for (kernels warm)
+        #: the encoder as a CUDA graph per (small) batch size on GPUs, eager elsewhere
+        self.encoder_graph = EncoderGraph(self._encode, self.device)
 
     def __repr__(self) -> str:
         c = self.config
@@ -137,7 +149,10 @@ class WhisperModel:
     def encode(self, features: Any) -> GPUArray:
         """Encoder output (batch, positions, d_model) for log-mel `features`
         (batch, n_mels, frames) or (n_mels, frames), frames = `config.n_frames`."""
-        x = self._features(features)
+        return self.encoder_graph(self._features(features))
+
+    def _encode(self, x: GPUArray) -> GPUArray:
+        """The encoder's work on features already in the model's dtype and device."""
         batch = x.shape[0]
         x = self.conv2(self.conv1(x.transpose(0, 2, 1)))
         x = x + self.encoder_positions
@@ -210,6 +225,14 @@ class WhisperModel:
                 f"{self.config.max_target_positions} positions"
             )
         start, _ = cache.reserve(np.ones(ids.shape, dtype=bool))
+        if seq == 1 and self.fast_steps:
+            logits = self._stepper(cache, cross).run(ids, start)
+            return logits if last_only else logits.reshape((batch, 1, -1))
+        if self._prompt_as_steps(seq, last_only):
+            step = self._stepper(cache, cross)
+            for j in range(seq):
+                logits = step.run(ids[:, j : j + 1], start + j)
+            return logits
         end = start + seq
         x = gp.take(self.embed, self._upload(ids.reshape(-1)), axis=0)
         if self.embed_scale != 1.0:
@@ -225,16 +248,47 @@ class WhisperModel:
             attn = layer.self_attn.attend(q.transpose(*t), keys, values, None)
             x = x + layer.self_attn.output(attn, batch, seq)
             q = _heads(layer.cross_attn.q(layer.cross_norm(x)), batch, seq, layer.cross_attn)
-            # one query per row sees every key even under the end-aligned causal mask, so
-            # decode steps take the fused attention kernel; longer prompts the full path
             attn = layer.cross_attn.attend(q, cross.keys[i], cross.values[i], None,
-                                           causal=seq == 1)  # fmt: skip
+                                           causal=False)  # fmt: skip
             x = x + layer.cross_attn.output(attn, batch, seq)
             x = x + layer.mlp(layer.mlp_norm(x))
         if last_only:
             x = x.reshape((batch, seq, -1))[:, -1, :]
         logits = self.decoder_norm(x) @ self.lm_head
         return logits if last_only else logits.reshape((batch, seq, -1))
+
+    def _stepper(self, cache: KVCache, cross: CrossCache) -> WhisperStep:
+        """The one-token step bound to this cache and encoder output (a new one when
+        either changed: another window, or rows reordered into new arrays)."""
+        step = self._step
+        if step is None or not step.bound_to(cache, cross):
+            # a new cache (another window, another run) whose batch size stepped before
+            # captures at once; rows reordered into new arrays (the same cache, maybe new
+            # arrays every step) run eagerly, as a graph replayed once would cost more
+            fresh = step is None or step.cache is not cache
+            early = fresh and cache.batch in self._stepped_batches
+            step = self._step = WhisperStep(self, cache, cross, capture_first=early)
+            self._stepped_batches.add(cache.batch)
+        return step
+
+    def _prompt_as_steps(self, seq: int, last_only: bool) -> bool:
+        """Whether a prompt runs as one-token steps: a short one (Whisper's forced start
+        tokens) whose last logits are all that is wanted, on a GPU, where those steps are
+        graph replays and cost less than one eager pass of the prompt path (~300
+        launches); the CPU reads the weights once per step, so it keeps the prompt path."""
+        return (self.fast_steps and last_only and seq <= SHORT_PROMPT
+                and self.device.type == "cuda")  # fmt: skip
+
+    def release_steps(self) -> None:
+        """Drop the step binding (its graph, and its hold on the last cache and encoder
+        output); the next one-token decode makes a new one."""
+        self._step = None
+
+    def release_graphs(self) -> None:
+        """Drop every CUDA graph (the decode step's and the encoder's) and the memory they
+        keep; later calls capture anew."""
+        self.release_steps()
+        self.encoder_graph = EncoderGraph(self._encode, self.device)
 
     def _upload(self, values: np.ndarray) -> GPUArray:
         return gp.from_numpy(np.ascontiguousarray(values, dtype=np.int64), self.device)

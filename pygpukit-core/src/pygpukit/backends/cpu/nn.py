@@ -44,7 +44,8 @@ def rmsnorm(x: GPUArray, gamma: GPUArray, out: GPUArray, eps: float) -> None:
     view(out)[...] = a * inv * operand(gamma, out.dtype)
 
 
-def sdpa_causal(q: GPUArray, k: GPUArray, v: GPUArray, out: GPUArray, scale: float) -> None:
+def _attend(q: GPUArray, k: GPUArray, v: GPUArray, out: GPUArray, scale: float,
+            causal: bool) -> None:  # fmt: skip
     *batch, hq, sq, d = q.shape
     hkv, skv = k.shape[-3], k.shape[-2]
     group = hq // hkv
@@ -54,14 +55,22 @@ def sdpa_causal(q: GPUArray, k: GPUArray, v: GPUArray, out: GPUArray, scale: flo
     kt = np.ascontiguousarray(np.swapaxes(operand(k, out.dtype), -1, -2))[..., None, :, :]
     vg = operand(v, out.dtype)[..., None, :, :]
     scores = np.matmul(qg, kt) * math_dtype(out.dtype).type(scale)
-    # bottom-right aligned: query i sees keys j <= i + (Skv - Sq)
-    hidden = np.arange(skv)[None, :] > np.arange(sq)[:, None] + (skv - sq)
-    scores[..., hidden] = -np.inf
+    if causal:  # bottom-right aligned: query i sees keys j <= i + (Skv - Sq)
+        hidden = np.arange(skv)[None, :] > np.arange(sq)[:, None] + (skv - sq)
+        scores[..., hidden] = -np.inf
     with np.errstate(all="ignore"):
         scores -= scores.max(axis=-1, keepdims=True)
         p = np.exp(scores)
         p /= p.sum(axis=-1, keepdims=True)
     view(out)[...] = np.matmul(p, vg).reshape(out.shape)
+
+
+def sdpa_causal(q: GPUArray, k: GPUArray, v: GPUArray, out: GPUArray, scale: float) -> None:
+    _attend(q, k, v, out, scale, True)
+
+
+def sdpa(q: GPUArray, k: GPUArray, v: GPUArray, out: GPUArray, scale: float) -> None:
+    _attend(q, k, v, out, scale, False)
 
 
 def rope(q: GPUArray, k: GPUArray, cos: GPUArray, sin: GPUArray) -> None:
@@ -98,7 +107,7 @@ def register(provider: KernelProvider) -> None:
     """Add this module's kernels to the CPU provider."""
     for op, fn in (("softmax", softmax), ("log_softmax", log_softmax),
                    ("layernorm", layernorm), ("rmsnorm", rmsnorm),
-                   ("sdpa_causal", sdpa_causal), ("rope_inplace", rope),
+                   ("sdpa_causal", sdpa_causal), ("sdpa", sdpa), ("rope_inplace", rope),
                    ("linear_bias_gelu", linear_bias_gelu)):  # fmt: skip
         provider.add(op, fn, FLOAT_DTYPES)
     provider.add("bias_add_inplace", bias_add, NUMERIC_DTYPES)

@@ -1,5 +1,5 @@
 """Conformance specs of the neural-network ops: softmax, log_softmax, layernorm, rmsnorm,
-sdpa_causal (GQA and KV-cache shapes), rope_inplace, bias_add_inplace, linear_bias_gelu.
+sdpa_causal and sdpa (GQA and KV-cache shapes), rope_inplace, bias_add_inplace, linear_bias_gelu.
 
 References are float64. Softmax inputs include a +1000 shift, which overflows a kernel
 that skips the max subtraction. The in-place ops update views of larger arrays and the
@@ -131,15 +131,17 @@ def _norm_cases(op: str) -> Cases:
 
 
 # -- attention -----------------------------------------------------------------------
-def _sdpa_ref(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float) -> np.ndarray:
+def _sdpa_ref(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float,
+              causal: bool = True) -> np.ndarray:  # fmt: skip
     hq, hkv = q.shape[-3], k.shape[-3]
     group = hq // hkv
     k = np.repeat(k, group, axis=-3)
     v = np.repeat(v, group, axis=-3)
     scores = np.matmul(q, np.swapaxes(k, -1, -2)) * scale
     sq, skv = q.shape[-2], k.shape[-2]
-    visible = np.arange(skv)[None, :] <= np.arange(sq)[:, None] + (skv - sq)
-    scores = np.where(visible, scores, -np.inf)
+    if causal:
+        visible = np.arange(skv)[None, :] <= np.arange(sq)[:, None] + (skv - sq)
+        scores = np.where(visible, scores, -np.inf)
     weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
     weights /= weights.sum(axis=-1, keepdims=True)
     return np.asarray(np.matmul(weights, v))
@@ -157,9 +159,24 @@ SDPA: tuple[
 )
 
 
+#: sdpa (no mask) also takes fewer keys than queries (cross-attention to a short source)
+SDPA_FULL = (*SDPA, ("fewer keys than queries", (1, 2, 6, 4), (1, 2, 3, 4), (1, 2, 3, 4), None,
+                     False))  # fmt: skip
+
+
 def _sdpa_cases(rng: np.random.Generator, d: DataType, device: Device) -> list[Case]:
+    return _attention_cases(rng, d, device, True)
+
+
+def _sdpa_full_cases(rng: np.random.Generator, d: DataType, device: Device) -> list[Case]:
+    return _attention_cases(rng, d, device, False)
+
+
+def _attention_cases(rng: np.random.Generator, d: DataType, device: Device,
+                     causal: bool) -> list[Case]:  # fmt: skip
     result = []
-    for label, qs, ks, vs, scale, transposed in SDPA:
+    op = gp.sdpa_causal if causal else gp.sdpa
+    for label, qs, ks, vs, scale, transposed in SDPA if causal else SDPA_FULL:
         if transposed:
             parent = draw(rng, (qs[0], qs[2], qs[1], qs[3]), d, (-2.0, 2.0))
             gq = GPUArray.from_numpy(parent, device).transpose((0, 2, 1, 3))
@@ -170,11 +187,11 @@ def _sdpa_cases(rng: np.random.Generator, d: DataType, device: Device) -> list[C
         hk, hv = draw(rng, ks, d, (-2.0, 2.0)), draw(rng, vs, d, (-2.0, 2.0))
         gk, gv = GPUArray.from_numpy(hk, device), GPUArray.from_numpy(hv, device)
         s = 1.0 / math.sqrt(qs[-1]) if scale is None else scale
-        expected = _sdpa_ref(f64(hq), f64(hk), f64(hv), s)
+        expected = _sdpa_ref(f64(hq), f64(hk), f64(hv), s, causal)
 
         def run(name: str, q: GPUArray = gq, k: GPUArray = gk, v: GPUArray = gv,
                 scale: Any = scale) -> Any:  # fmt: skip
-            return gp.sdpa_causal(q, k, v, scale, backend=name)
+            return op(q, k, v, scale, backend=name)
 
         def direct(kernel: Callable[..., Any], out: GPUArray, q: GPUArray = gq, k: GPUArray = gk,
                    v: GPUArray = gv, s: float = s) -> None:  # fmt: skip
@@ -303,6 +320,7 @@ def specs() -> list[OpSpec]:
         OpSpec("layernorm", "nn", FLOATS, _norm_cases("layernorm"), "reduction"),
         OpSpec("rmsnorm", "nn", FLOATS, _norm_cases("rmsnorm"), "reduction"),
         OpSpec("sdpa_causal", "nn", FLOATS, _sdpa_cases, "reduction"),
+        OpSpec("sdpa", "nn", FLOATS, _sdpa_full_cases, "reduction"),
         OpSpec("rope_inplace", "nn", FLOATS, _rope_cases, "reduction"),
         OpSpec("bias_add_inplace", "nn", BIAS_DTYPES, _bias_cases, "elementwise"),
         OpSpec("linear_bias_gelu", "nn", FLOATS, _linear_cases, "reduction"),
