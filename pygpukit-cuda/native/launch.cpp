@@ -17,6 +17,15 @@ std::mutex g_pdl_mutex;
 std::unordered_set<CUfunction> g_pdl;
 std::atomic<bool> g_any_pdl{false};  // skips the lookup until a kernel is marked
 
+// Programmatic launches go into captured graphs only: there they shorten a replay's chain
+// of small kernels; eagerly a kernel launched early holds SMs while it waits, which on the
+// H100 doubled a guaranteed task's p99 beside a best-effort hog (the QoS bar's test).
+bool capturing(const DriverApi& api, CUstream stream) {
+    int status = CU_STREAM_CAPTURE_STATUS_NONE;
+    return stream != nullptr && api.cuStreamIsCapturing(stream, &status) == CUDA_SUCCESS &&
+           status != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
 }  // namespace
 
 void set_programmatic(CUfunction func, bool on) {
@@ -43,7 +52,7 @@ void launch(const Context& ctx, CUfunction func, Dim3 grid, Dim3 block, unsigned
     void* extra[] = {PGK_LAUNCH_PARAM_BUFFER_POINTER, const_cast<void*>(args),
                      PGK_LAUNCH_PARAM_BUFFER_SIZE, &size, PGK_LAUNCH_PARAM_END};
     const DriverApi& api = driver();
-    if (api.cuLaunchKernelEx != nullptr && is_programmatic(func)) {
+    if (api.cuLaunchKernelEx != nullptr && is_programmatic(func) && capturing(api, stream)) {
         CUlaunchAttribute attr{};
         attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
         attr.value.programmaticStreamSerializationAllowed = 1;

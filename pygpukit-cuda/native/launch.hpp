@@ -13,9 +13,10 @@ struct Dim3 {
 
 // Launch `func` on `stream` (0 = the default stream). `args` holds every kernel parameter
 // at its C offset, as Python's struct module lays them out in native mode. A function
-// marked programmatic is launched with programmatic stream serialisation (programmatic
-// dependent launch): it may start while the kernel before it on the stream finishes, so it
-// must begin with griddepcontrol.wait (pgk_pdl_wait() in our kernels' preamble).
+// marked programmatic is launched, while `stream` captures a CUDA graph, with programmatic
+// stream serialisation (programmatic dependent launch): it may start while the kernel
+// before it finishes, so it must begin with griddepcontrol.wait (pgk_pdl_wait() in our
+// kernels' preamble).
 void launch(const Context& ctx, CUfunction func, Dim3 grid, Dim3 block, unsigned shared_bytes,
             CUstream stream, const void* args, size_t args_size);
 

@@ -17,8 +17,9 @@ from . import compiler, streams
 from .device import context, driver_version_of
 from .kernels.preamble import PDL_WAIT
 
-#: programmatic dependent launch for kernels that begin with PDL_WAIT, on sm_90+ GPUs
-#: (PYGPUKIT_PDL=0 launches every kernel plainly, for an A/B timing)
+#: programmatic dependent launch for kernels that begin with PDL_WAIT, on sm_90+ GPUs, in
+#: captured CUDA graphs (native/launch.cpp says why not eagerly); PYGPUKIT_PDL=0 launches
+#: every kernel plainly, for an A/B timing
 PDL = os.environ.get("PYGPUKIT_PDL", "1") != "0"
 
 

@@ -1,8 +1,8 @@
 """Programmatic dependent launch on sm_90+: kernels that begin with pgk_pdl_wait() are
-marked and launched so they may start while the kernel ahead of them finishes. Results
-must be those of plain stream order: long chains of dependent kernels (ours after ours,
-ours after cuBLASLt), eager and replayed from a graph, on inputs large enough that a
-kernel still runs when the next is launched."""
+marked, and captured into CUDA graphs so that each may start while the kernel ahead of it
+finishes. Results must be those of plain stream order: long chains of dependent kernels
+(ours after ours, ours after cuBLASLt), eager and replayed from a graph, on inputs large
+enough that a kernel still runs when the next starts."""
 
 from __future__ import annotations
 
@@ -42,6 +42,19 @@ def test_chain_of_dependent_adds_is_exact() -> None:
         x = x + 1.0
     got = x.to_numpy()
     assert got.min() == 400.0 and got.max() == 400.0
+
+
+def test_captured_chain_of_dependent_adds_is_exact_on_every_replay() -> None:
+    x = gp.zeros((1 << 23,), dtype=gp.float32, device="cuda")
+    graph = gp.cuda.Graph()
+    with gp.cuda.graph(graph):
+        y = x
+        for _ in range(300):
+            y = y + 1.0
+    for _ in range(3):
+        graph.replay()
+        got = y.to_numpy()
+        assert got.min() == 300.0 and got.max() == 300.0
 
 
 def test_chain_after_matmuls_eager_and_replayed_match_numpy() -> None:
