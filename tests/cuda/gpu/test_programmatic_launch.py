@@ -45,7 +45,7 @@ def test_chain_of_dependent_adds_is_exact() -> None:
 
 
 def test_captured_chain_of_dependent_adds_is_exact_on_every_replay() -> None:
-    x = gp.zeros((1 << 23,), dtype=gp.float32, device="cuda")
+    x = gp.zeros((1 << 21,), dtype=gp.float32, device="cuda")  # ~3 us a kernel
     graph = gp.cuda.Graph()
     with gp.cuda.graph(graph):
         y = x
