@@ -8,12 +8,20 @@ sees keys j <= i + Skv - Sq.
 
 Speed on Hopper comes from three things: the key loop is split so only the tiles on the
 causal diagonal (or past the end of the keys) pay for mask arithmetic; scores carry the
-softmax scale and log2(e) so one multiply-add feeds exp2; and query blocks are numbered
-from the last, so the heaviest blocks (which see the most keys) start first and the short
-ones fill the tail of the grid. With PAIR, program p takes the p-th heaviest block and then
-the p-th lightest: a grid of half as many programs of equal work, for shapes whose grid
-fits the GPU in about one wave (16 heads x 2048 at 128-query blocks is 256 programs on 132
-SMs), where heavy-first still leaves SMs with two heavy blocks finishing last.
+softmax scale and log2(e) so one multiply-add feeds exp2; and programs are mapped to query
+blocks (SCHED) so the work each SM ends up with is even:
+
+- 0 heavy: a (heads, blocks) grid numbered from the last block, so the heaviest blocks
+  (which see the most keys) start first and the short ones fill the tail of the grid;
+- 1 pair: program p takes the p-th heaviest block and then the p-th lightest: half as
+  many programs of equal work (one resident program per SM, all finishing together);
+- 2 snake: a 1-D grid over blocks ranked by weight, every other wave of W programs (W:
+  the SM count) reversed, so the two programs an SM holds at once (wave 0's r-th and wave
+  1's r-th) are a heavy and a light block. Heavy-first on two resident programs per SM
+  pairs SM r's heaviest block with the next-heaviest wave (16 heads x 2048 at 128-query
+  blocks: 48 key tiles on the busiest SM against 34 on average);
+- 3 zip: a 1-D grid alternating the heaviest and the lightest block left, for a GPU that
+  fills one SM with consecutive programs.
 """
 
 from __future__ import annotations
@@ -131,27 +139,44 @@ def _block(q, k, v, out, b, h, hk, start, Sq, Skv, D, DV, qk_scale,
 
 
 @triton.jit
-def flash_causal(q, k, v, out, H, G, Sq, Skv, D, DV, scale,
+def flash_causal(q, k, v, out, H, G, Sq, Skv, D, DV, W, scale,
                  sqb, sqh, sqs, sqd, skb, skh, sks, skd, svb, svh, svs, svd,
                  sob, soh, sos, sod, BM: tl.constexpr, BN: tl.constexpr, BD: tl.constexpr,
                  BDV: tl.constexpr, IEEE: tl.constexpr, UPCAST: tl.constexpr,
                  EVEN_D: tl.constexpr, SCALE_POS: tl.constexpr,
-                 PAIR: tl.constexpr):  # fmt: skip
-    bh = tl.program_id(0)
+                 SCHED: tl.constexpr):  # fmt: skip
+    qk_scale = scale * 1.4426950408889634  # log2(e): exp2 is the cheap instruction
+    last = (Sq + BM - 1) // BM - 1
+    blocks = 1
+    if SCHED <= 1:  # heavy, pair: (batch x heads, query blocks)
+        bh = tl.program_id(0)
+        # the last query blocks see the most keys: number blocks from the end so they start
+        # first
+        heavy = last - tl.program_id(1)
+        light = tl.program_id(1)
+        if SCHED == 1:
+            # program p also takes block p, the p-th lightest: every program then reads
+            # about the same number of key tiles, so a grid that fits the GPU in one wave
+            # ends evenly (a loop, not a second inlined copy: two copies cost ~50 registers)
+            blocks = 1 + (light < heavy).to(tl.int32)
+    else:  # snake, zip: one axis over every (head, block), ranked heaviest first
+        pid = tl.program_id(0)
+        nbh = tl.num_programs(0) // (last + 1)
+        total = tl.num_programs(0)
+        if SCHED == 2:
+            # odd waves of W run backwards: SM r's second resident program is the r-th
+            # lightest of the next 2W ranks, not the (W + r)-th heaviest
+            base = pid // W * W
+            odd = (pid // W) % 2
+            rank = tl.where(odd == 1, base + tl.minimum(W, total - base) - 1 - pid % W, pid)
+        else:
+            rank = tl.where(pid % 2 == 0, pid // 2, total - 1 - pid // 2)
+        bh = rank % nbh
+        heavy = last - rank // nbh
+        light = heavy
     b = (bh // H).to(tl.int64)
     h = (bh % H).to(tl.int64)
     hk = h // G
-    qk_scale = scale * 1.4426950408889634  # log2(e): exp2 is the cheap instruction
-    last = (Sq + BM - 1) // BM - 1
-    # the last query blocks see the most keys: number blocks from the end so they start first
-    heavy = last - tl.program_id(1)
-    light = tl.program_id(1)
-    blocks = 1
-    if PAIR:
-        # program p also takes block p, the p-th lightest: every program then reads about
-        # the same number of key tiles, so a grid that fits the GPU in one wave ends evenly
-        # (a loop, not a second inlined copy: two copies cost ~50 registers per thread)
-        blocks = 1 + (light < heavy).to(tl.int32)
     for j in range(0, blocks):
         start = (heavy - j * (heavy - light)) * BM
         _block(q, k, v, out, b, h, hk, start, Sq, Skv, D, DV, qk_scale, sqs, sqd, skh, sks,
