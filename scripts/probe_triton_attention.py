@@ -2,14 +2,14 @@
 
 One run on the GPU (about 1-2 minutes on an H100) covers the benchmark's four cases
 (bfloat16/float16 x head_dim 64/128, 16 heads x 2048 queries, batch 1, causal): every
-candidate of a wide sweep (tile shape, warps, stages, and the SCHED mapping of programs to
-query blocks), the current CONFIGS lists, and the kernel of an older commit (`--old-rev`,
-read through git where the checkout has its history). Each is timed with CUDA events two
-ways: the same inputs called again and again (what the tuner sees), and rotating copies of
-the inputs past the L2 (what `python -m pygpukit.benchmark` does); torch's SDPA is timed
-the same two ways in the same interleaved rounds. Every candidate's result is checked
-against torch's. Printed: a table per case, the best pick per case, and candidate lists
-for kernels/attention.py ranked by the slower of the two dtypes.
+candidate of a wide sweep (tile shape, warps, stages, the SCHED mapping of programs to
+query blocks, LAZY rescaling), the current CONFIGS lists, and the kernel of an older
+commit (`--old-rev`, read through git where the checkout has its history). Each is timed
+with CUDA events two ways: the same inputs called again and again (what the tuner sees),
+and rotating copies of the inputs past the L2 (what `python -m pygpukit.benchmark` does);
+torch's SDPA is timed the same two ways in the same interleaved rounds. Every candidate's
+result is checked against torch's. Printed: a table per case, the best pick per case, and
+candidate lists for kernels/attention.py ranked by the slower of the two dtypes.
 
     python scripts/probe_triton_attention.py                  # everything
     python scripts/probe_triton_attention.py --cases bfloat16:64 --rounds 5
@@ -106,7 +106,7 @@ def main() -> None:
     print("\n## best pick per case (steady; rotating in brackets)")
     for case, best in winners.items():
         ts, tr = torch_ms[case]
-        print(f"{case[0]:9} d{case[1]:<4} {best.label:42} {best.steady_ms * 1e3:7.1f} us "
+        print(f"{case[0]:9} d{case[1]:<4} {best.label:50} {best.steady_ms * 1e3:7.1f} us "
               f"{ts / best.steady_ms:5.2f}x torch  [{best.rotating_ms * 1e3:7.1f} us "
               f"{tr / best.rotating_ms:5.2f}x]")  # fmt: skip
     _print_lists(per_case)
@@ -137,8 +137,9 @@ def _candidates(ka: Any, old: Any, d: int) -> list[Candidate]:
     found: dict[tuple[Any, ...], Candidate] = {}
     for base in SWEEP[d]:
         for sched in SCHEDS:
-            c = (*base, sched)
-            found[c] = Candidate("new", c, {"list"} if c in current else set())
+            for lazy in (False, True):
+                c = (*base, sched, lazy)
+                found[c] = Candidate("new", c, {"list"} if c in current else set())
     for c in current:
         found.setdefault(c, Candidate("new", c, {"list"}))
     out = list(found.values())
@@ -190,7 +191,7 @@ def _launch_parts(kernel: str, c: tuple[Any, ...], dtype: str, d: int, heads: in
     from pygpukit.triton.compiled import triton_type
     from pygpukit.triton.kernels import attention as ka
 
-    bm, bn, _, _, sched = c
+    bm, bn, _, _, sched, *lazy = c  # the old kernel's tuples end at PAIR
     strides = [heads * seq * d, seq * d, d, 1] * 4
     scalars = [heads, 1, seq, seq, d, d] + ([wave] if kernel == "new" else [])
     values: list[Any] = [0, 0, 0, 0, *scalars, 0.125, *strides]
@@ -202,7 +203,7 @@ def _launch_parts(kernel: str, c: tuple[Any, ...], dtype: str, d: int, heads: in
     )  # fmt: skip
     blocks = -(-seq // bm)
     if kernel == "new":
-        consts += (("SCHED", ka.SCHEDULES[sched]),)
+        consts += (("SCHED", ka.SCHEDULES[sched]), ("LAZY", lazy[0]))
         grid = ka.grid(c, heads, seq)
     else:
         consts += (("PAIR", bool(sched)),)
@@ -431,15 +432,15 @@ def _print_case(case: tuple[str, int], cands: list[Candidate], torch_ms: tuple[f
     ts, tr = torch_ms
     print(f"\n## {dtype} head_dim {d}: torch SDPA {ts * 1e3:.1f} us steady, {tr * 1e3:.1f} us "
           f"rotating ({took:.0f} s)")  # fmt: skip
-    print(f"{'kernel (BM, BN, warps, stages, SCHED)':44} {'steady us':>9} {'x torch':>7} "
+    print(f"{'kernel (BM, BN, warps, stages, SCHED, LAZY)':50} {'steady us':>9} {'x torch':>7} "
           f"{'rotating':>9} {'x torch':>7} {'regs':>4} {'smem':>5} {'/SM':>3} "
           f"{'err':>8}  tags")  # fmt: skip
     for c in sorted(cands, key=lambda c: (bool(c.failed), c.steady_ms)):
         if c.failed:
-            print(f"{c.label:44} failed: {c.failed}")
+            print(f"{c.label:50} failed: {c.failed}")
             continue
         bad = "  WRONG" if not c.error <= _tol(dtype) else ""
-        print(f"{c.label:44} {c.steady_ms * 1e3:9.1f} {ts / c.steady_ms:7.2f} "
+        print(f"{c.label:50} {c.steady_ms * 1e3:9.1f} {ts / c.steady_ms:7.2f} "
               f"{c.rotating_ms * 1e3:9.1f} {tr / c.rotating_ms:7.2f} {c.regs:4} "
               f"{c.shared // 1024:4}K {_resident(c):3} {c.error:8.1e}  "
               f"{','.join(sorted(c.tags))}{bad}")  # fmt: skip

@@ -62,7 +62,8 @@ def test_each_schedule_has_its_grid(monkeypatch: pytest.MonkeyPatch, sched: str,
     monkeypatch.setattr(ka, "_program", rec)
     monkeypatch.setattr(ka, "interpret", lambda: False)
     monkeypatch.setattr(ka, "_wave", lambda out: 132)
-    monkeypatch.setattr(ka.autotune, "choose", lambda n, k, i, c, launch: (128, 64, 8, 3, sched))
+    config = (128, 64, 8, 3, sched, False)
+    monkeypatch.setattr(ka.autotune, "choose", lambda n, k, i, c, launch: config)
     ka.sdpa_causal(*_qkv("float16", 64, 2048 + 1), 0.125)  # 17 query blocks: one left alone
     got, consts, warps, stages = rec.launches[-1]
     assert got == grid and consts["SCHED"] == ka.SCHEDULES[sched]
@@ -75,7 +76,8 @@ def test_snake_waves_are_the_sm_count(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ka, "_program", lambda grid, args, *rest, **kw: args_seen.append(args))
     monkeypatch.setattr(ka, "interpret", lambda: False)
     monkeypatch.setattr("pygpukit_cuda.device_facts.sm_count", lambda index: 77)
-    monkeypatch.setattr(ka.autotune, "choose", lambda n, k, i, c, launch: (64, 64, 4, 3, "snake"))
+    config = (64, 64, 4, 3, "snake", True)
+    monkeypatch.setattr(ka.autotune, "choose", lambda n, k, i, c, launch: config)
     ka.sdpa_causal(*_qkv("bfloat16", 64, 256), 0.125)
     assert args_seen[-1][10] == 77
 
@@ -90,17 +92,19 @@ def test_an_explicit_config_skips_the_tuner(monkeypatch: pytest.MonkeyPatch) -> 
         raise AssertionError("tuned")
 
     monkeypatch.setattr(ka.autotune, "choose", refuse)
-    ka.sdpa_causal(*_qkv("float16", 128, 256), 0.125, (64, 64, 4, 2, "zip"))
+    ka.sdpa_causal(*_qkv("float16", 128, 256), 0.125, (64, 64, 4, 2, "zip", True))
     grid, consts, warps, stages = rec.launches[-1]
     assert grid == (16 * 4,) and consts["BM"] == 64 and (warps, stages) == (4, 2)
+    assert consts["LAZY"] is True
 
 
-def test_every_candidate_is_a_five_tuple_and_the_lists_are_small() -> None:
+def test_every_candidate_is_a_six_tuple_and_the_lists_are_small() -> None:
     for configs in (ka.CONFIGS_D64, ka.CONFIGS_D128, ka.CONFIGS_F32, ka.CONFIGS_WIDE):
         assert 1 <= len(configs) <= 8  # each compiles once before any is timed
         assert len(set(configs)) == len(configs)
-        for bm, bn, warps, stages, sched in configs:
+        for bm, bn, warps, stages, sched, lazy in configs:
             assert bm in (32, 64, 128) and bn in (32, 64, 128) and sched in ka.SCHEDULES
+            assert isinstance(lazy, bool)
             assert warps in (4, 8) and 2 <= stages <= 4
 
 

@@ -18,28 +18,33 @@ from ..launch import Program
 from ..programs import attention as ap
 
 _program = Program(ap.flash_causal)
+#: (BM, BN, warps, stages, SCHED name, LAZY)
+Config = tuple[int, int, int, int, str, bool]
 #: how programs map to query blocks (programs/attention.py explains each)
 SCHEDULES = {"heavy": 0, "pair": 1, "snake": 2, "zip": 3}
-#: (BM, BN, warps, stages, SCHED) per head width, Hopper-shaped (128-query tiles, 64/128-key
-#: tiles, 3-4 stages while shared memory allows); the first is taken untimed (graph
-#: capture, the interpreter), so it is each list's best guess. Shapes that spill registers
-#: on sm_90 (Triton 3.9: 128x128 on 4 warps at d64; 128x64 and 64x128 on 4 warps at d128)
-#: are left out, and so are 128-query tiles on 4 warps at d64 (255 registers, no headroom).
+#: (BM, BN, warps, stages, SCHED, LAZY) per head width, Hopper-shaped (128-query tiles,
+#: 64/128-key tiles, 3-4 stages while shared memory allows); the first is taken untimed
+#: (graph capture, the interpreter), so it is each list's best guess. Shapes that spill
+#: registers on sm_90 (Triton 3.9: 128x128 on 4 warps at d64; 128x64 and 64x128 on 4 warps
+#: at d128) are left out, and so are 128-query tiles on 4 warps at d64 (255 registers).
 #: "pair" evens out grids of about one wave of one resident program per SM; "snake" grids
-#: with two resident per SM (d64's 128x64 on 8 warps: 128 registers, 64 KiB).
+#: with two resident per SM (d64's 128x64 on 8 warps: 128 registers, 64 KiB). LAZY skips
+#: rescaling the accumulator until a row's max grows past 2^8 (programs/attention.py).
 #: Eight candidates at most: each compiles once (~1-2 s) before any is timed.
-CONFIGS_D64 = [(128, 64, 8, 3, "heavy"), (128, 64, 8, 3, "snake"), (64, 64, 4, 3, "pair"),
-               (128, 128, 8, 3, "snake"), (128, 64, 8, 4, "snake"), (64, 64, 4, 3, "snake"),
-               (64, 64, 4, 4, "pair"), (128, 64, 8, 3, "pair")]  # fmt: skip
-#: head_dim 128: the 128x128 accumulator wants 8 warps (196 registers: one resident
+CONFIGS_D64 = [(128, 64, 8, 3, "heavy", False), (128, 64, 8, 3, "snake", False),
+               (64, 64, 4, 3, "pair", False), (128, 64, 8, 3, "snake", True),
+               (64, 64, 4, 3, "snake", False), (128, 64, 8, 4, "snake", False),
+               (64, 64, 4, 3, "pair", True), (128, 64, 8, 3, "pair", False)]  # fmt: skip
+#: head_dim 128: the 128x128 accumulator wants 8 warps (~200 registers: one resident
 #: program per SM), or 64-query tiles on 4 (two per SM by shared memory at 3 stages)
-CONFIGS_D128 = [(128, 64, 8, 3, "heavy"), (128, 128, 8, 2, "heavy"), (128, 64, 8, 4, "heavy"),
-                (64, 64, 4, 3, "heavy"), (64, 64, 4, 3, "snake"), (64, 64, 4, 2, "snake"),
-                (128, 64, 8, 3, "pair"), (128, 64, 8, 2, "snake")]  # fmt: skip
+CONFIGS_D128 = [(128, 64, 8, 3, "heavy", False), (128, 64, 8, 3, "heavy", True),
+                (128, 128, 8, 2, "heavy", False), (128, 64, 8, 4, "heavy", False),
+                (64, 64, 4, 3, "snake", False), (64, 64, 4, 3, "snake", True),
+                (64, 64, 4, 2, "snake", False), (128, 64, 8, 3, "pair", False)]  # fmt: skip
 CONFIGS = CONFIGS_D64
 #: wide heads (BD > 128) keep smaller tiles so the Q tile and accumulator fit registers
-CONFIGS_WIDE = [(64, 32, 4, 2, "heavy"), (32, 32, 4, 2, "heavy")]
-CONFIGS_F32 = [(64, 32, 4, 2, "heavy"), (32, 32, 4, 2, "heavy")]
+CONFIGS_WIDE = [(64, 32, 4, 2, "heavy", False), (32, 32, 4, 2, "heavy", False)]
+CONFIGS_F32 = [(64, 32, 4, 2, "heavy", False), (32, 32, 4, 2, "heavy", False)]
 #: programs per snake wave under the interpreter (no SMs to count): small, so the tests'
 #: grids reverse several waves
 INTERPRET_WAVE = 3
@@ -67,7 +72,7 @@ def _flat(x: GPUArray) -> GPUArray | None:
 
 
 def sdpa_causal(q: GPUArray, k: GPUArray, v: GPUArray, out: GPUArray, scale: float,
-                config: tuple[int, int, int, int, str] | None = None) -> None:  # fmt: skip
+                config: Config | None = None) -> None:  # fmt: skip
     """out = causal attention of q over k, v; `config` (one of the CONFIGS lists' shape)
     skips the tuner, for probes that time each candidate themselves."""
     if out.size == 0:
@@ -98,11 +103,11 @@ def sdpa_causal(q: GPUArray, k: GPUArray, v: GPUArray, out: GPUArray, scale: flo
     upcast = interpret() and q4.dtype.name == "bfloat16"
     even_d = bd == d and bdv == dv  # no head-dim masks: plain (vectorised) loads
 
-    def launch(c: tuple[int, int, int, int, str]) -> None:
-        bm, bn, warps, stages, sched = c
+    def launch(c: Config) -> None:
+        bm, bn, warps, stages, sched, lazy = c
         consts = (("BM", bm), ("BN", bn), ("BD", bd), ("BDV", bdv), ("IEEE", ieee or upcast),
                   ("UPCAST", upcast), ("EVEN_D", even_d), ("SCALE_POS", scale > 0),
-                  ("SCHED", SCHEDULES[sched]))  # fmt: skip
+                  ("SCHED", SCHEDULES[sched]), ("LAZY", lazy))  # fmt: skip
         _program(grid(c, nb * h, sq), args, types, consts, num_warps=warps,
                  num_stages=stages)  # fmt: skip
 
@@ -117,7 +122,7 @@ def sdpa_causal(q: GPUArray, k: GPUArray, v: GPUArray, out: GPUArray, scale: flo
     launch(autotune.choose("sdpa_causal", key, out.device.index, configs, launch))
 
 
-def grid(c: tuple[int, int, int, int, str], heads: int, sq: int) -> tuple[int, ...]:
+def grid(c: Config, heads: int, sq: int) -> tuple[int, ...]:
     """The launch grid of configuration `c` for `heads` (batch x heads) of `sq` queries."""
     blocks = -(-sq // c[0])
     if c[4] == "heavy":

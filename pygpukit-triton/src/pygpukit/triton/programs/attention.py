@@ -22,6 +22,10 @@ blocks (SCHED) so the work each SM ends up with is even:
   blocks: 48 key tiles on the busiest SM against 34 on average);
 - 3 zip: a 1-D grid alternating the heaviest and the lightest block left, for a GPU that
   fills one SM with consecutive programs.
+
+LAZY (unmasked tiles only) keeps a stale running max until some row's grows by more than
+8 in log2 units: the tile's probabilities then stay below 2^8 and the accumulator's
+rescale (a multiply per element, plus the block-wide test) runs only on those tiles.
 """
 
 from __future__ import annotations
@@ -33,8 +37,8 @@ import triton.language as tl
 @triton.jit
 def _step(qt, kbase, vbase, n0, rm, rn, rd, rdv, kdm, vdm, m_i, l_i, acc, Skv, shift,
           qk_scale, sks, skd, svs, svd, MASK: tl.constexpr, IEEE: tl.constexpr,
-          UPCAST: tl.constexpr, EVEN_D: tl.constexpr,
-          SCALE_POS: tl.constexpr):  # fmt: skip
+          UPCAST: tl.constexpr, EVEN_D: tl.constexpr, SCALE_POS: tl.constexpr,
+          LAZY: tl.constexpr):  # fmt: skip
     """One key/value tile of the online softmax (MASK: the tile crosses the causal edge or
     the end of the keys)."""
     cols = n0 + rn
@@ -71,10 +75,24 @@ def _step(qt, kbase, vbase, n0, rm, rn, rd, rdv, kdm, vdm, m_i, l_i, acc, Skv, s
         else:
             m_new = tl.maximum(m_i, tl.max(qk * qk_scale, 1))
         m_sub = m_new
-        p = tl.exp2(qk * qk_scale - m_sub[:, None])
-    alpha = tl.exp2(m_i - m_sub)
-    l_i = l_i * alpha + tl.sum(p, 1)
-    acc = acc * alpha[:, None]
+        if not LAZY:
+            p = tl.exp2(qk * qk_scale - m_sub[:, None])
+    if MASK or not LAZY:
+        alpha = tl.exp2(m_i - m_sub)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None]
+    else:
+        # keep the running max unless some row's grew by more than 8 (log2 units): p then
+        # stays <= 2^8 (no overflow in fp32, none in the 16-bit product either) and most
+        # tiles skip rescaling the accumulator, a multiply per element of it
+        if tl.max(m_new - m_i, 0) > 8.0:
+            alpha = tl.exp2(m_i - m_new)
+            l_i = l_i * alpha
+            acc = acc * alpha[:, None]
+            m_i = m_new
+        m_new = m_i
+        p = tl.exp2(qk * qk_scale - m_i[:, None])
+        l_i = l_i + tl.sum(p, 1)
     if MASK:
         if EVEN_D:
             vt = tl.load(vp, mask=(cols < Skv)[:, None], other=0.0)
@@ -98,7 +116,7 @@ def _block(q, k, v, out, b, h, hk, start, Sq, Skv, D, DV, qk_scale,
            sqs, sqd, skh, sks, skd, svh, svs, svd, sos, sod, sqb, sqh, skb, svb, sob, soh,
            BM: tl.constexpr, BN: tl.constexpr, BD: tl.constexpr, BDV: tl.constexpr,
            IEEE: tl.constexpr, UPCAST: tl.constexpr, EVEN_D: tl.constexpr,
-           SCALE_POS: tl.constexpr):  # fmt: skip
+           SCALE_POS: tl.constexpr, LAZY: tl.constexpr):  # fmt: skip
     """Queries [start, start + BM) of one head: load Q, stream K/V, write the output rows."""
     rm = start + tl.arange(0, BM)
     rd = tl.arange(0, BD)
@@ -126,11 +144,11 @@ def _block(q, k, v, out, b, h, hk, start, Sq, Skv, D, DV, qk_scale,
     for n0 in range(0, full, BN):
         m_i, l_i, acc = _step(qt, kbase, vbase, n0, rm, rn, rd, rdv, kdm, vdm, m_i, l_i, acc,
                               Skv, shift, qk_scale, sks, skd, svs, svd, False, IEEE, UPCAST,
-                              EVEN_D, SCALE_POS)  # fmt: skip
+                              EVEN_D, SCALE_POS, LAZY)  # fmt: skip
     for n0 in range(full, end, BN):
         m_i, l_i, acc = _step(qt, kbase, vbase, n0, rm, rn, rd, rdv, kdm, vdm, m_i, l_i, acc,
                               Skv, shift, qk_scale, sks, skd, svs, svd, True, IEEE, UPCAST,
-                              EVEN_D, SCALE_POS)  # fmt: skip
+                              EVEN_D, SCALE_POS, LAZY)  # fmt: skip
     l_safe = tl.where(l_i == 0.0, 1.0, l_i)
     o = acc / l_safe[:, None]
     om = (rm < Sq)[:, None] & (rdv < DV)[None, :]
@@ -143,8 +161,8 @@ def flash_causal(q, k, v, out, H, G, Sq, Skv, D, DV, W, scale,
                  sqb, sqh, sqs, sqd, skb, skh, sks, skd, svb, svh, svs, svd,
                  sob, soh, sos, sod, BM: tl.constexpr, BN: tl.constexpr, BD: tl.constexpr,
                  BDV: tl.constexpr, IEEE: tl.constexpr, UPCAST: tl.constexpr,
-                 EVEN_D: tl.constexpr, SCALE_POS: tl.constexpr,
-                 SCHED: tl.constexpr):  # fmt: skip
+                 EVEN_D: tl.constexpr, SCALE_POS: tl.constexpr, SCHED: tl.constexpr,
+                 LAZY: tl.constexpr):  # fmt: skip
     qk_scale = scale * 1.4426950408889634  # log2(e): exp2 is the cheap instruction
     last = (Sq + BM - 1) // BM - 1
     blocks = 1
@@ -181,4 +199,4 @@ def flash_causal(q, k, v, out, H, G, Sq, Skv, D, DV, W, scale,
         start = (heavy - j * (heavy - light)) * BM
         _block(q, k, v, out, b, h, hk, start, Sq, Skv, D, DV, qk_scale, sqs, sqd, skh, sks,
                skd, svh, svs, svd, sos, sod, sqb, sqh, skb, svb, sob, soh, BM, BN, BD, BDV,
-               IEEE, UPCAST, EVEN_D, SCALE_POS)  # fmt: skip
+               IEEE, UPCAST, EVEN_D, SCALE_POS, LAZY)  # fmt: skip
