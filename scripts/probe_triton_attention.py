@@ -100,7 +100,8 @@ def main() -> None:
         t1 = time.time()
         torch_ms[case] = _run_case(gp, torch, ka, old, case, cands, args)
         _print_case(case, cands, torch_ms[case], time.time() - t1)
-        ok = [c for c in cands if not c.failed and c.error <= _tol(case[0])]
+        ok = [c for c in cands
+              if c.kernel != "dispatch" and not c.failed and c.error <= _tol(case[0])]  # fmt: skip
         if ok:
             winners[case] = min(ok, key=lambda c: c.steady_ms)
     print("\n## best pick per case (steady; rotating in brackets)")
@@ -143,6 +144,8 @@ def _candidates(ka: Any, old: Any, d: int) -> list[Candidate]:
     for c in current:
         found.setdefault(c, Candidate("new", c, {"list"}))
     out = list(found.values())
+    # the whole call as the benchmark makes it (its pick: the tuner's, from the lists)
+    out.append(Candidate("dispatch", ("gp.sdpa_causal", "backend=triton"), {"tuned"}))
     if old is not None:
         lists = old.CONFIGS_D64 if d <= 64 else old.CONFIGS_D128
         out += [Candidate("old", tuple(c), {"old list"}) for c in lists]
@@ -252,6 +255,8 @@ def _precompile(per_case: dict[tuple[str, int], list[Candidate]], old: Any,
     jobs, owners = [], []
     for (dtype, d), cands in per_case.items():
         for cand in cands:
+            if cand.kernel == "dispatch":
+                continue
             path = old.PATH if cand.kernel == "old" else ""
             jobs.append((path, cand.kernel, cand.config, dtype, d, args.heads, args.seq, arch,
                          wave))  # fmt: skip
@@ -278,7 +283,7 @@ def _run_case(gp: Any, torch: Any, ka: Any, old: Any, case: tuple[str, int],
     copies = max(2, min(64, math.ceil(4 * l2 / set_bytes)))  # as the benchmark rotates
     host = [[rng.standard_normal(shape).astype(np.float32) for _ in range(3)]
             for _ in range(copies)]  # fmt: skip
-    ours = [[gp.asarray(a).astype(dtype) for a in s] for s in host]
+    ours = [[gp.asarray(a, device="cuda").astype(dtype) for a in s] for s in host]
     tdt = getattr(torch, dtype)
     theirs = [[torch.from_numpy(a).cuda().to(tdt) for a in s] for s in host]
     out = gp.empty(shape, dtype=dtype, device="cuda")
@@ -286,28 +291,35 @@ def _run_case(gp: Any, torch: Any, ka: Any, old: Any, case: tuple[str, int],
     want = sdpa(*theirs[0], is_causal=True).float().cpu().numpy()
     old_program = Program(old.flash_causal) if old is not None else None
     wave = ka._wave(out)
+    old_parts: dict[tuple[Any, ...], Any] = {}
 
-    def ours_call(cand: Candidate, q: Any, k: Any, v: Any) -> None:
+    def ours_call(cand: Candidate, q: Any, k: Any, v: Any) -> Any:
+        if cand.kernel == "dispatch":  # the benchmark's call: dispatch, tuner, a new output
+            return gp.sdpa_causal(q, k, v, backend="triton")
         if cand.kernel == "new":
             ka.sdpa_causal(q, k, v, out, scale, cand.config)
-            return
-        types, consts, _, _, _, grid = _launch_parts("old", cand.config, dtype, d, args.heads,
-                                                     args.seq, wave)  # fmt: skip
+            return out
+        parts = old_parts.get(cand.config)
+        if parts is None:  # built once: the timed loop pays for the launch alone
+            parts = old_parts[cand.config] = _launch_parts("old", cand.config, dtype, d,
+                                                           args.heads, args.seq, wave)  # fmt: skip
+        types, consts, _, _, _, grid = parts
         vals = [q, k, v, out, args.heads, 1, args.seq, args.seq, d, d, scale]
         vals += [s // 2 for a in (q, k, v, out) for s in a.strides]
         assert old_program is not None
         old_program(grid, vals, types, consts, num_warps=cand.config[2],
                     num_stages=cand.config[3])  # fmt: skip
+        return out
 
     runners: list[tuple[Candidate | None, Callable[[int], None], Callable[[], Any]]] = []
     for cand in cands:
         if cand.failed:
             continue
         try:
-            ours_call(cand, *ours[0])
-            got = out.astype("float32").to_numpy()
+            got = ours_call(cand, *ours[0]).astype("float32").to_numpy()
             cand.error = float(np.abs(got - want).max())
-            cand.regs, cand.shared = _resources(ka, old, cand, dtype, d, args, wave)
+            if cand.kernel != "dispatch":
+                cand.regs, cand.shared = _resources(ka, old, cand, dtype, d, args, wave)
         except Exception as exc:
             cand.failed = f"{type(exc).__name__}: {str(exc)[:80]}"
             continue
@@ -413,6 +425,8 @@ def _resources(ka: Any, old: Any, cand: Candidate, dtype: str, d: int,
 
 def _resident(c: Candidate) -> int:
     """Programs one SM holds at once (registers, shared memory, warps)."""
+    if c.kernel == "dispatch":
+        return 0
     warps = c.config[2]
     by_regs = SM_REGS // (max(8, -(-c.regs // 8) * 8) * 32 * warps) if c.regs else 99
     by_shared = SM_SHARED // (c.shared + BLOCK_RESERVED)
