@@ -111,6 +111,7 @@ def main() -> None:
               f"{ts / best.steady_ms:5.2f}x torch  [{best.rotating_ms * 1e3:7.1f} us "
               f"{tr / best.rotating_ms:5.2f}x]")  # fmt: skip
     _print_lists(per_case)
+    _print_tuned(args.seq)
 
 
 def _parse() -> argparse.Namespace:
@@ -462,23 +463,38 @@ def _print_case(case: tuple[str, int], cands: list[Candidate], torch_ms: tuple[f
 
 
 def _print_lists(per_case: dict[tuple[str, int], list[Candidate]]) -> None:
-    """Eight new-kernel candidates per head width, by the slower dtype's steady time."""
-    print("\n## suggested candidate lists (new kernel; by the slower dtype, steady)")
-    for d, name in ((64, "CONFIGS_D64"), (128, "CONFIGS_D128")):
-        worst: dict[tuple[Any, ...], float] = {}
-        for (_, dd), cands in per_case.items():
-            if dd != d:
-                continue
-            for c in cands:
-                if c.kernel != "new":
-                    continue
-                t = c.steady_ms if not c.failed and c.error <= 5e-2 else math.inf
-                worst[c.config] = max(worst.get(c.config, 0.0), t)
-        ranked = [c for c in sorted(worst, key=lambda c: worst[c]) if math.isfinite(worst[c])]
-        if ranked:
-            shown = ", ".join(repr(c) for c in ranked[:8])
-            print(f"{name} = [{shown}]")
-            print(f"#   us: {[round(worst[c] * 1e3, 1) for c in ranked[:8]]}")
+    """Eight new-kernel candidates per head width, by the slower dtype's time: steady (what
+    the tuner measures) and rotating (what the benchmark measures)."""
+    for mode in ("steady", "rotating"):
+        print(f"\n## suggested candidate lists (new kernel; by the slower dtype, {mode})")
+        for d, name in ((64, "CONFIGS_D64"), (128, "CONFIGS_D128")):
+            worst: dict[tuple[Any, ...], float] = {}
+            for (_, dd), cands in per_case.items():
+                for c in cands:
+                    if dd != d or c.kernel != "new":
+                        continue
+                    t = c.steady_ms if mode == "steady" else c.rotating_ms
+                    t = t if not c.failed and c.error <= _tol("float16") * 10 else math.inf
+                    worst[c.config] = max(worst.get(c.config, 0.0), t)
+            ranked = [c for c in sorted(worst, key=lambda c: worst[c]) if math.isfinite(worst[c])]
+            if ranked:
+                print(f"{name} = [{', '.join(repr(c) for c in ranked[:8])}]")
+                print(f"#   us: {[round(worst[c] * 1e3, 1) for c in ranked[:8]]}")
+
+
+def _print_tuned(seq: int) -> None:
+    """What the tuner picked for the dispatch rows (from the lists in kernels/attention.py)."""
+    from pygpukit.triton import autotune
+    from pygpukit.triton.kernels import attention as ka
+
+    print("\n## tuner picks (the 'dispatch' rows)")
+    s = 1 << max(4, (seq - 1).bit_length())
+    for full, entry in sorted(autotune.table().items()):
+        if full.startswith(f"sdpa_causal|{ka._source()}|") and f"|{s}|{s}|" in full:
+            print(
+                f"{full.split('|')[2]:9} d{full.split('|')[3]:<4} {entry['config']:36} "
+                f"ms per candidate: {entry['ms']}"
+            )
 
 
 if __name__ == "__main__":
