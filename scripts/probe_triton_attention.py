@@ -3,8 +3,9 @@
 One run on the GPU (about 1-2 minutes on an H100) covers the benchmark's four cases
 (bfloat16/float16 x head_dim 64/128, 16 heads x 2048 queries, batch 1, causal): every
 candidate of a wide sweep (tile shape, warps, stages, the SCHED mapping of programs to
-query blocks, LAZY rescaling), the current CONFIGS lists, and the kernel of an older
-commit (`--old-rev`, read through git where the checkout has its history). Each is timed
+query blocks, LAZY rescaling, K/V through tensor descriptors: the "tma" rows), the current
+CONFIGS lists, the kernel of an older commit (`--old-rev`, read through git where the
+checkout has its history) and the benchmark's own call (dispatch). Each is timed
 with CUDA events two ways: the same inputs called again and again (what the tuner sees),
 and rotating copies of the inputs past the L2 (what `python -m pygpukit.benchmark` does);
 torch's SDPA is timed the same two ways in the same interleaved rounds. Every candidate's
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import itertools
 import math
 import os
 import re
@@ -145,6 +147,9 @@ def _candidates(ka: Any, old: Any, d: int) -> list[Candidate]:
     for c in current:
         found.setdefault(c, Candidate("new", c, {"list"}))
     out = list(found.values())
+    # K/V through tensor descriptors (USE_TMA): each tile shape, heavy and snake, not lazy
+    out += [Candidate("tma", (*base, sched, False)) for base in SWEEP[d]
+            for sched in ("heavy", "snake")]  # fmt: skip
     # the whole call as the benchmark makes it (its pick: the tuner's, from the lists)
     out.append(Candidate("dispatch", ("gp.sdpa_causal", "backend=triton"), {"tuned"}))
     if old is not None:
@@ -197,7 +202,7 @@ def _launch_parts(kernel: str, c: tuple[Any, ...], dtype: str, d: int, heads: in
 
     bm, bn, _, _, sched, *lazy = c  # the old kernel's tuples end at PAIR
     strides = [heads * seq * d, seq * d, d, 1] * 4
-    scalars = [heads, 1, seq, seq, d, d] + ([wave] if kernel == "new" else [])
+    scalars = [heads, 1, seq, seq, d, d] + ([wave] if kernel != "old" else [])
     values: list[Any] = [0, 0, 0, 0, *scalars, 0.125, *strides]
     t = f"*{triton_type(dtype)}"
     types = (t,) * 4 + ("i32",) * len(scalars) + ("fp32",) + ("i64",) * 16
@@ -206,8 +211,8 @@ def _launch_parts(kernel: str, c: tuple[Any, ...], dtype: str, d: int, heads: in
         ("EVEN_D", True), ("SCALE_POS", True),
     )  # fmt: skip
     blocks = -(-seq // bm)
-    if kernel == "new":
-        consts += (("SCHED", ka.SCHEDULES[sched]), ("LAZY", lazy[0]))
+    if kernel != "old":
+        consts += (("SCHED", ka.SCHEDULES[sched]), ("LAZY", lazy[0]), ("TMA", kernel == "tma"))
         grid = ka.grid(c, heads, seq)
     else:
         consts += (("PAIR", bool(sched)),)
@@ -299,6 +304,13 @@ def _run_case(gp: Any, torch: Any, ka: Any, old: Any, case: tuple[str, int],
             return gp.sdpa_causal(q, k, v, backend="triton")
         if cand.kernel == "new":
             ka.sdpa_causal(q, k, v, out, scale, cand.config)
+            return out
+        if cand.kernel == "tma":
+            ka.USE_TMA = True
+            try:
+                ka.sdpa_causal(q, k, v, out, scale, cand.config)
+            finally:
+                ka.USE_TMA = False
             return out
         parts = old_parts.get(cand.config)
         if parts is None:  # built once: the timed loop pays for the launch alone
@@ -467,18 +479,20 @@ def _print_lists(per_case: dict[tuple[str, int], list[Candidate]]) -> None:
     the tuner measures) and rotating (what the benchmark measures)."""
     for mode in ("steady", "rotating"):
         print(f"\n## suggested candidate lists (new kernel; by the slower dtype, {mode})")
-        for d, name in ((64, "CONFIGS_D64"), (128, "CONFIGS_D128")):
+        for (d, name), kernel in itertools.product(((64, "CONFIGS_D64"), (128, "CONFIGS_D128")),
+                                                   ("new", "tma")):  # fmt: skip
             worst: dict[tuple[Any, ...], float] = {}
             for (_, dd), cands in per_case.items():
                 for c in cands:
-                    if dd != d or c.kernel != "new":
+                    if dd != d or c.kernel != kernel:
                         continue
                     t = c.steady_ms if mode == "steady" else c.rotating_ms
                     t = t if not c.failed and c.error <= _tol("float16") * 10 else math.inf
                     worst[c.config] = max(worst.get(c.config, 0.0), t)
             ranked = [c for c in sorted(worst, key=lambda c: worst[c]) if math.isfinite(worst[c])]
             if ranked:
-                print(f"{name} = [{', '.join(repr(c) for c in ranked[:8])}]")
+                note = "  # with USE_TMA = True" if kernel == "tma" else ""
+                print(f"{name} = [{', '.join(repr(c) for c in ranked[:8])}]{note}")
                 print(f"#   us: {[round(worst[c] * 1e3, 1) for c in ranked[:8]]}")
 
 

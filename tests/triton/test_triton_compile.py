@@ -56,7 +56,7 @@ def test_flash_attention_compiles_for_hopper_with_its_shared_memory() -> None:
     types = ("*bf16",) * 4 + ("i32",) * 7 + ("fp32",) + ("i64",) * 16
     consts = (("BM", 128), ("BN", 64), ("BD", 128), ("BDV", 128), ("IEEE", False),
               ("UPCAST", False), ("EVEN_D", False), ("SCALE_POS", True),
-              ("SCHED", 0), ("LAZY", False))  # fmt: skip
+              ("SCHED", 0), ("LAZY", False), ("TMA", False))  # fmt: skip
     c = _compile(attention.flash_causal, types, consts, warps=8, stages=3)
     assert c.name == "flash_causal" and c.num_warps == 8  # type: ignore[attr-defined]
     assert c.shared > 0 and c.global_scratch == 0  # type: ignore[attr-defined]
@@ -85,7 +85,7 @@ def test_every_flash_attention_config_fits_hopper(d: int) -> None:
     for bm, bn, warps, stages, sched, lazy in ka.CONFIGS_D64 if d == 64 else ka.CONFIGS_D128:
         consts = (("BM", bm), ("BN", bn), ("BD", d), ("BDV", d), ("IEEE", False),
                   ("UPCAST", False), ("EVEN_D", True), ("SCALE_POS", True),
-                  ("SCHED", ka.SCHEDULES[sched]), ("LAZY", lazy))  # fmt: skip
+                  ("SCHED", ka.SCHEDULES[sched]), ("LAZY", lazy), ("TMA", False))  # fmt: skip
         c = program.compile(90, types, consts, warps, stages, align, ones)
         assert 0 < c.shared <= _HOPPER_SHARED, (bm, bn, warps, stages, c.shared)
         usage = _resource_usage(c.cubin)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import inspect
+import os
 from typing import Any
 
 from pygpukit import GPUArray
@@ -47,6 +48,9 @@ CONFIGS = CONFIGS_D64
 #: wide heads (BD > 128) keep smaller tiles so the Q tile and accumulator fit registers
 CONFIGS_WIDE = [(64, 32, 4, 2, "heavy", False), (32, 32, 4, 2, "heavy", False)]
 CONFIGS_F32 = [(64, 32, 4, 2, "heavy", False), (32, 32, 4, 2, "heavy", False)]
+#: read K/V through tensor descriptors (TMA) where the layout allows: off by default until
+#: the H100 shows it faster (PYGPUKIT_TRITON_TMA=1, or set this; tuned under its own key)
+USE_TMA = os.environ.get("PYGPUKIT_TRITON_TMA", "") == "1"
 #: programs per snake wave under the interpreter (no SMs to count): small, so the tests'
 #: grids reverse several waves
 INTERPRET_WAVE = 3
@@ -104,12 +108,13 @@ def sdpa_causal(q: GPUArray, k: GPUArray, v: GPUArray, out: GPUArray, scale: flo
     ieee = q4.dtype.name == "float32"
     upcast = interpret() and q4.dtype.name == "bfloat16"
     even_d = bd == d and bdv == dv  # no head-dim masks: plain (vectorised) loads
+    tma = USE_TMA and even_d and _tma_ready(k4) and _tma_ready(v4)
 
     def launch(c: Config) -> None:
         bm, bn, warps, stages, sched, lazy = c
         consts = (("BM", bm), ("BN", bn), ("BD", bd), ("BDV", bdv), ("IEEE", ieee or upcast),
                   ("UPCAST", upcast), ("EVEN_D", even_d), ("SCALE_POS", scale > 0),
-                  ("SCHED", SCHEDULES[sched]), ("LAZY", lazy))  # fmt: skip
+                  ("SCHED", SCHEDULES[sched]), ("LAZY", lazy), ("TMA", tma))  # fmt: skip
         _program(grid(c, nb * h, sq), args, types, consts, num_warps=warps,
                  num_stages=stages)  # fmt: skip
 
@@ -121,6 +126,8 @@ def sdpa_causal(q: GPUArray, k: GPUArray, v: GPUArray, out: GPUArray, scale: flo
         launch(config)
         return
     key = f"{_source()}|{q4.dtype.name}|{bd}|{bdv}|{_pow2(sq)}|{_pow2(skv)}|{h // hkv}"
+    if tma:
+        key += "|tma"
     launch(autotune.choose("sdpa_causal", key, out.device.index, configs, launch))
 
 
@@ -134,6 +141,14 @@ def grid(c: Config, heads: int, sq: int) -> tuple[int, ...]:
     if c[4] == "pair":
         return (heads, -(-blocks // 2))
     return (heads * blocks,)
+
+
+def _tma_ready(x: GPUArray) -> bool:
+    """Whether a tensor descriptor can read `x`'s rows: unit last stride, 16-byte aligned
+    base and other strides (Hopper's bulk copies fault otherwise)."""
+    item = x.dtype.itemsize
+    return (x.strides[-1] == item and all(s % 16 == 0 for s in x.strides[:-1])
+            and (x.buffer.ptr + x.offset) % 16 == 0)  # fmt: skip
 
 
 def _wave(out: GPUArray) -> int:

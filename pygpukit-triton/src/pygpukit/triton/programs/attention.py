@@ -26,6 +26,10 @@ blocks (SCHED) so the work each SM ends up with is even:
 LAZY (unmasked tiles only) keeps a stale running max until some row's grows by more than
 8 in log2 units: the tile's probabilities then stay below 2^8 and the accumulator's
 rescale (a multiply per element, plus the block-wide test) runs only on those tiles.
+
+TMA reads K/V tiles through tensor descriptors (Hopper's bulk copies: no per-element
+address math, fewer registers); each program writes its two descriptors into Triton's
+global scratch (128 bytes each), which the launcher provides per stream.
 """
 
 from __future__ import annotations
@@ -38,22 +42,25 @@ import triton.language as tl
 def _step(qt, kbase, vbase, n0, rm, rn, rd, rdv, kdm, vdm, m_i, l_i, acc, Skv, shift,
           qk_scale, sks, skd, svs, svd, MASK: tl.constexpr, IEEE: tl.constexpr,
           UPCAST: tl.constexpr, EVEN_D: tl.constexpr, SCALE_POS: tl.constexpr,
-          LAZY: tl.constexpr):  # fmt: skip
+          LAZY: tl.constexpr, TMA: tl.constexpr):  # fmt: skip
     """One key/value tile of the online softmax (MASK: the tile crosses the causal edge or
-    the end of the keys)."""
+    the end of the keys). With TMA, kbase and vbase are tensor descriptors of this head's
+    keys and values (rows past the end read as zeros)."""
     cols = n0 + rn
     # offsets rebuilt from 1-D pieces each tile: a loop-invariant 2-D pointer tile would stay
     # live across the loop and cost ~30 registers per thread (measured on sm_90)
-    kp = kbase + cols[None, :].to(tl.int64) * sks + rd[:, None] * skd
-    vp = vbase + cols[:, None].to(tl.int64) * svs + rdv[None, :] * svd
-    if MASK:
+    if TMA:
+        kt = kbase.load([n0, 0]).T
+    elif MASK:
+        kp = kbase + cols[None, :].to(tl.int64) * sks + rd[:, None] * skd
         if EVEN_D:
             kt = tl.load(kp, mask=(cols < Skv)[None, :], other=0.0)
         else:
             kt = tl.load(kp, mask=kdm & (cols < Skv)[None, :], other=0.0)
     elif EVEN_D:
-        kt = tl.load(kp)
+        kt = tl.load(kbase + cols[None, :].to(tl.int64) * sks + rd[:, None] * skd)
     else:
+        kp = kbase + cols[None, :].to(tl.int64) * sks + rd[:, None] * skd
         kt = tl.load(kp, mask=kdm, other=0.0)
     if UPCAST:  # Triton's interpreter multiplies bfloat16 tiles as raw bits: widen first
         kt = kt.to(tl.float32)
@@ -93,15 +100,19 @@ def _step(qt, kbase, vbase, n0, rm, rn, rd, rdv, kdm, vdm, m_i, l_i, acc, Skv, s
         m_new = m_i
         p = tl.exp2(qk * qk_scale - m_i[:, None])
         l_i = l_i + tl.sum(p, 1)
-    if MASK:
-        if EVEN_D:
-            vt = tl.load(vp, mask=(cols < Skv)[:, None], other=0.0)
-        else:
-            vt = tl.load(vp, mask=vdm & (cols < Skv)[:, None], other=0.0)
-    elif EVEN_D:
-        vt = tl.load(vp)
+    if TMA:
+        vt = vbase.load([n0, 0])
     else:
-        vt = tl.load(vp, mask=vdm, other=0.0)
+        vp = vbase + cols[:, None].to(tl.int64) * svs + rdv[None, :] * svd
+        if MASK:
+            if EVEN_D:
+                vt = tl.load(vp, mask=(cols < Skv)[:, None], other=0.0)
+            else:
+                vt = tl.load(vp, mask=vdm & (cols < Skv)[:, None], other=0.0)
+        elif EVEN_D:
+            vt = tl.load(vp)
+        else:
+            vt = tl.load(vp, mask=vdm, other=0.0)
     if UPCAST:
         vt = vt.to(tl.float32)
     if IEEE:
@@ -116,7 +127,7 @@ def _block(q, k, v, out, b, h, hk, start, Sq, Skv, D, DV, qk_scale,
            sqs, sqd, skh, sks, skd, svh, svs, svd, sos, sod, sqb, sqh, skb, svb, sob, soh,
            BM: tl.constexpr, BN: tl.constexpr, BD: tl.constexpr, BDV: tl.constexpr,
            IEEE: tl.constexpr, UPCAST: tl.constexpr, EVEN_D: tl.constexpr,
-           SCALE_POS: tl.constexpr, LAZY: tl.constexpr):  # fmt: skip
+           SCALE_POS: tl.constexpr, LAZY: tl.constexpr, TMA: tl.constexpr):  # fmt: skip
     """Queries [start, start + BM) of one head: load Q, stream K/V, write the output rows."""
     rm = start + tl.arange(0, BM)
     rd = tl.arange(0, BD)
@@ -132,6 +143,11 @@ def _block(q, k, v, out, b, h, hk, start, Sq, Skv, D, DV, qk_scale,
     # K is read as its transpose (BD x BN) so the first product is a plain Q @ K^T tile
     kbase = k + b * skb + hk * skh
     vbase = v + b * svb + hk * svh
+    if TMA:  # the host checked: unit head-dim strides, 16-byte aligned rows and bases
+        kbase = tl.make_tensor_descriptor(kbase, shape=[Skv, BD], strides=[sks, 1],
+                                          block_shape=[BN, BD])  # fmt: skip
+        vbase = tl.make_tensor_descriptor(vbase, shape=[Skv, BDV], strides=[svs, 1],
+                                          block_shape=[BN, BDV])  # fmt: skip
     kdm = (rd < D)[:, None]
     vdm = (rdv < DV)[None, :]
     shift = Skv - Sq
@@ -144,11 +160,11 @@ def _block(q, k, v, out, b, h, hk, start, Sq, Skv, D, DV, qk_scale,
     for n0 in range(0, full, BN):
         m_i, l_i, acc = _step(qt, kbase, vbase, n0, rm, rn, rd, rdv, kdm, vdm, m_i, l_i, acc,
                               Skv, shift, qk_scale, sks, skd, svs, svd, False, IEEE, UPCAST,
-                              EVEN_D, SCALE_POS, LAZY)  # fmt: skip
+                              EVEN_D, SCALE_POS, LAZY, TMA)  # fmt: skip
     for n0 in range(full, end, BN):
         m_i, l_i, acc = _step(qt, kbase, vbase, n0, rm, rn, rd, rdv, kdm, vdm, m_i, l_i, acc,
                               Skv, shift, qk_scale, sks, skd, svs, svd, True, IEEE, UPCAST,
-                              EVEN_D, SCALE_POS, LAZY)  # fmt: skip
+                              EVEN_D, SCALE_POS, LAZY, TMA)  # fmt: skip
     l_safe = tl.where(l_i == 0.0, 1.0, l_i)
     o = acc / l_safe[:, None]
     om = (rm < Sq)[:, None] & (rdv < DV)[None, :]
@@ -162,7 +178,7 @@ def flash_causal(q, k, v, out, H, G, Sq, Skv, D, DV, W, scale,
                  sob, soh, sos, sod, BM: tl.constexpr, BN: tl.constexpr, BD: tl.constexpr,
                  BDV: tl.constexpr, IEEE: tl.constexpr, UPCAST: tl.constexpr,
                  EVEN_D: tl.constexpr, SCALE_POS: tl.constexpr, SCHED: tl.constexpr,
-                 LAZY: tl.constexpr):  # fmt: skip
+                 LAZY: tl.constexpr, TMA: tl.constexpr):  # fmt: skip
     qk_scale = scale * 1.4426950408889634  # log2(e): exp2 is the cheap instruction
     last = (Sq + BM - 1) // BM - 1
     blocks = 1
@@ -199,4 +215,4 @@ def flash_causal(q, k, v, out, H, G, Sq, Skv, D, DV, W, scale,
         start = (heavy - j * (heavy - light)) * BM
         _block(q, k, v, out, b, h, hk, start, Sq, Skv, D, DV, qk_scale, sqs, sqd, skh, sks,
                skd, svh, svs, svd, sos, sod, sqb, sqh, skb, svb, sob, soh, BM, BN, BD, BDV,
-               IEEE, UPCAST, EVEN_D, SCALE_POS, LAZY)  # fmt: skip
+               IEEE, UPCAST, EVEN_D, SCALE_POS, LAZY, TMA)  # fmt: skip
