@@ -34,11 +34,11 @@ def main() -> None:
     name = "CONFIGS_D64" if d <= 64 else "CONFIGS_D128"
     configs = list(getattr(ka, name))
     x = np.random.default_rng(0).standard_normal((1, 16, seq, d)).astype(np.float32)
-    print(f"16 heads x {seq} x {d}: us per call, (BM, BN, warps, stages, PAIR)")
+    print(f"16 heads x {seq} x {d}: us per call, (BM, BN, warps, stages, SCHED, LAZY)")
     for c in configs:
         setattr(ka, name, [c])  # one candidate: taken untimed, nothing stored
         row = [per_call_us(gp.asarray(x).astype(dt)) for dt in ("float16", "bfloat16")]
-        print(f"{c!s:28} float16 {row[0]:8.1f}   bfloat16 {row[1]:8.1f}")
+        print(f"{c!s:36} float16 {row[0]:8.1f}   bfloat16 {row[1]:8.1f}")
     setattr(ka, name, configs)
 
 

@@ -1,7 +1,11 @@
 """The causal flash attention program under Triton's interpreter against NumPy, on shapes
 that reach each of its paths: unmasked and diagonal key tiles, padded head dims (no
 EVEN_D), grouped-query heads, more keys than queries, a negative scale, bf16/f16/f32; and
-again with PAIR programs (a heavy and a light query block each; odd and even block counts)."""
+again under each other schedule of query blocks to programs (pair: a heavy and a light
+block each, odd and even block counts; snake and zip: one axis of ranked blocks, snake
+over waves of 3 programs); and with the lazy rescale (scale 1.0 at d64: maxima that
+jump past 2^8 after the first tile, and ones that do not); and with K/V read through tensor
+descriptors (TMA; the padded head dims keep pointer loads)."""
 
 from __future__ import annotations
 
@@ -21,9 +25,12 @@ _CODE = """
     import numpy as np, pygpukit as gp
     from pygpukit.triton.kernels import attention as ka
 
-    if sys.argv[1] == "pair":  # the interpreter takes each list's first config
+    if sys.argv[1] == "tma":  # K/V through tensor descriptors where the layout allows
+        ka.USE_TMA = True
+    elif sys.argv[1] != "default":  # the interpreter takes each list's first config
+        sched, _, lazy = sys.argv[1].partition("+")
         for name in ("CONFIGS_D64", "CONFIGS_D128", "CONFIGS_F32", "CONFIGS_WIDE"):
-            setattr(ka, name, [(32, 32, 4, 2, True)])
+            setattr(ka, name, [(32, 32, 4, 2, sched, bool(lazy))])
 
     def ref(q, k, v, scale):
         g = q.shape[-3] // k.shape[-3]
@@ -52,7 +59,7 @@ _CODE = """
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("programs", ["one block each", "pair"])
+@pytest.mark.parametrize("programs", ["default", "pair", "snake", "zip", "heavy+lazy", "tma"])
 def test_flash_attention_paths_match_numpy(tmp_path: Path, programs: str) -> None:
     env = {**os.environ, "TRITON_INTERPRET": "1", "PYGPUKIT_CACHE_DIR": str(tmp_path),
            "PYGPUKIT_DEVICE": "cpu"}  # fmt: skip

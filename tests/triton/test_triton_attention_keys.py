@@ -1,6 +1,7 @@
 """The attention launcher on the host (its program and tuner stubbed): each dtype and head
-width tunes under its own key, from the list for its width; PAIR grids have half the query
-programs; a steady call neither tunes nor builds a new launch."""
+width tunes under its own key, from the list for its width; each schedule's grid (pair: half
+the query programs; snake, zip: one axis of every head's blocks) and the SM count it
+snakes by; a steady call neither tunes nor builds a new launch."""
 
 from __future__ import annotations
 
@@ -39,6 +40,7 @@ def test_keys_are_distinct_per_dtype_and_head_dim(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(ka, "_program", rec)
     monkeypatch.setattr(ka.autotune, "choose", rec.choose)
     monkeypatch.setattr(ka, "interpret", lambda: False)
+    monkeypatch.setattr(ka, "_wave", lambda out: 132)
     for dtype in ("bfloat16", "float16"):
         for d in (64, 128):
             ka.sdpa_causal(*_qkv(dtype, d, 256), 0.125)
@@ -50,24 +52,59 @@ def test_keys_are_distinct_per_dtype_and_head_dim(monkeypatch: pytest.MonkeyPatc
     assert {k.split("|")[1] for k in keys} == {"bfloat16", "float16"}
 
 
-@pytest.mark.parametrize("pair", [False, True])
-def test_pair_programs_halve_the_query_grid(monkeypatch: pytest.MonkeyPatch, pair: bool) -> None:
+@pytest.mark.parametrize(
+    ("sched", "grid"),
+    [("heavy", (16, 17)), ("pair", (16, 9)), ("snake", (16 * 17,)), ("zip", (16 * 17,))],
+)
+def test_each_schedule_has_its_grid(monkeypatch: pytest.MonkeyPatch, sched: str,
+                                    grid: tuple[int, ...]) -> None:  # fmt: skip
     rec = Recorder()
     monkeypatch.setattr(ka, "_program", rec)
     monkeypatch.setattr(ka, "interpret", lambda: False)
-    monkeypatch.setattr(ka.autotune, "choose", lambda n, k, i, c, launch: (128, 64, 8, 3, pair))
+    monkeypatch.setattr(ka, "_wave", lambda out: 132)
+    config = (128, 64, 8, 3, sched, False)
+    monkeypatch.setattr(ka.autotune, "choose", lambda n, k, i, c, launch: config)
     ka.sdpa_causal(*_qkv("float16", 64, 2048 + 1), 0.125)  # 17 query blocks: one left alone
-    grid, consts, warps, stages = rec.launches[-1]
-    assert grid == (16, 9 if pair else 17) and consts["PAIR"] is pair
+    got, consts, warps, stages = rec.launches[-1]
+    assert got == grid and consts["SCHED"] == ka.SCHEDULES[sched]
     assert (warps, stages) == (8, 3)
 
 
-def test_every_candidate_is_a_five_tuple_and_the_lists_are_small() -> None:
+def test_snake_waves_are_the_sm_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    """W (the argument after the value head width) is the GPU's SM count."""
+    args_seen: list[Any] = []
+    monkeypatch.setattr(ka, "_program", lambda grid, args, *rest, **kw: args_seen.append(args))
+    monkeypatch.setattr(ka, "interpret", lambda: False)
+    monkeypatch.setattr("pygpukit_cuda.device_facts.sm_count", lambda index: 77)
+    config = (64, 64, 4, 3, "snake", True)
+    monkeypatch.setattr(ka.autotune, "choose", lambda n, k, i, c, launch: config)
+    ka.sdpa_causal(*_qkv("bfloat16", 64, 256), 0.125)
+    assert args_seen[-1][10] == 77
+
+
+def test_an_explicit_config_skips_the_tuner(monkeypatch: pytest.MonkeyPatch) -> None:
+    rec = Recorder()
+    monkeypatch.setattr(ka, "_program", rec)
+    monkeypatch.setattr(ka, "interpret", lambda: False)
+    monkeypatch.setattr(ka, "_wave", lambda out: 132)
+
+    def refuse(*args: Any) -> None:
+        raise AssertionError("tuned")
+
+    monkeypatch.setattr(ka.autotune, "choose", refuse)
+    ka.sdpa_causal(*_qkv("float16", 128, 256), 0.125, (64, 64, 4, 2, "zip", True))
+    grid, consts, warps, stages = rec.launches[-1]
+    assert grid == (16 * 4,) and consts["BM"] == 64 and (warps, stages) == (4, 2)
+    assert consts["LAZY"] is True
+
+
+def test_every_candidate_is_a_six_tuple_and_the_lists_are_small() -> None:
     for configs in (ka.CONFIGS_D64, ka.CONFIGS_D128, ka.CONFIGS_F32, ka.CONFIGS_WIDE):
         assert 1 <= len(configs) <= 8  # each compiles once before any is timed
         assert len(set(configs)) == len(configs)
-        for bm, bn, warps, stages, pair in configs:
-            assert bm in (32, 64, 128) and bn in (32, 64, 128) and isinstance(pair, bool)
+        for bm, bn, warps, stages, sched, lazy in configs:
+            assert bm in (32, 64, 128) and bn in (32, 64, 128) and sched in ka.SCHEDULES
+            assert isinstance(lazy, bool)
             assert warps in (4, 8) and 2 <= stages <= 4
 
 
@@ -80,6 +117,7 @@ def test_a_steady_call_launches_once_and_tunes_no_more(
     tuner = ka.autotune
     monkeypatch.setattr(ka, "_program", rec)
     monkeypatch.setattr(ka, "interpret", lambda: False)
+    monkeypatch.setattr(ka, "_wave", lambda out: 132)
     monkeypatch.setattr(tuner.availability, "interpret", lambda: False)
     monkeypatch.setattr(cubin, "is_capturing", lambda index: False)
     monkeypatch.setattr(tuner, "_device_name", lambda index: "Test GPU")

@@ -53,10 +53,10 @@ def test_rows_program_layout() -> None:
 def test_flash_attention_compiles_for_hopper_with_its_shared_memory() -> None:
     from pygpukit.triton.programs import attention
 
-    types = ("*bf16",) * 4 + ("i32",) * 6 + ("fp32",) + ("i64",) * 16
+    types = ("*bf16",) * 4 + ("i32",) * 7 + ("fp32",) + ("i64",) * 16
     consts = (("BM", 128), ("BN", 64), ("BD", 128), ("BDV", 128), ("IEEE", False),
               ("UPCAST", False), ("EVEN_D", False), ("SCALE_POS", True),
-              ("PAIR", False))  # fmt: skip
+              ("SCHED", 0), ("LAZY", False), ("TMA", False))  # fmt: skip
     c = _compile(attention.flash_causal, types, consts, warps=8, stages=3)
     assert c.name == "flash_causal" and c.num_warps == 8  # type: ignore[attr-defined]
     assert c.shared > 0 and c.global_scratch == 0  # type: ignore[attr-defined]
@@ -76,21 +76,22 @@ def test_every_flash_attention_config_fits_hopper(d: int) -> None:
     from pygpukit.triton.launch import Program
     from pygpukit.triton.programs import attention
 
-    types = ("*bf16",) * 4 + ("i32",) * 6 + ("fp32",) + ("i64",) * 16
-    # argument indices: 14/18/22/26 are the head-dim strides; 5 (G) and 10 (scale) unhinted
-    ones = sum(1 << i for i in (14, 18, 22, 26))
-    align = sum(1 << i for i in range(27) if i not in (5, 10, 14, 18, 22, 26))
+    types = ("*bf16",) * 4 + ("i32",) * 7 + ("fp32",) + ("i64",) * 16
+    # argument indices: 15/19/23/27 are the head-dim strides; 5 (G), 10 (W: an H100's 132
+    # SMs) and 11 (scale) unhinted
+    ones = sum(1 << i for i in (15, 19, 23, 27))
+    align = sum(1 << i for i in range(28) if i not in (5, 10, 11, 15, 19, 23, 27))
     program = Program(attention.flash_causal)
-    for bm, bn, warps, stages, pair in ka.CONFIGS_D64 if d == 64 else ka.CONFIGS_D128:
+    for bm, bn, warps, stages, sched, lazy in ka.CONFIGS_D64 if d == 64 else ka.CONFIGS_D128:
         consts = (("BM", bm), ("BN", bn), ("BD", d), ("BDV", d), ("IEEE", False),
                   ("UPCAST", False), ("EVEN_D", True), ("SCALE_POS", True),
-                  ("PAIR", pair))  # fmt: skip
+                  ("SCHED", ka.SCHEDULES[sched]), ("LAZY", lazy), ("TMA", False))  # fmt: skip
         c = program.compile(90, types, consts, warps, stages, align, ones)
         assert 0 < c.shared <= _HOPPER_SHARED, (bm, bn, warps, stages, c.shared)
         usage = _resource_usage(c.cubin)
         if usage is not None:  # no spilled tiles: a few saved registers at most (d128's
             # 128x128 on 8 warps keeps an 8-byte stack frame, and measured well)
-            assert usage["LOCAL"] == 0 and usage["STACK"] <= 16, (bm, bn, warps, stages, pair)
+            assert usage["LOCAL"] == 0 and usage["STACK"] <= 16, (bm, bn, warps, stages, sched)
 
 
 def _resource_usage(cubin: bytes) -> dict[str, int] | None:

@@ -169,3 +169,34 @@ def test_plans_keep_their_module_loaded(monkeypatch: pytest.MonkeyPatch) -> None
     finally:
         clear_plans()
         cubin._loaded.clear()
+
+
+@pytest.mark.slow
+def test_tensor_descriptor_attention_gets_scratch_per_stream(
+    recorder: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The TMA attention kernel asks for global scratch (its programs write their K/V
+    descriptors there): the plan packs a buffer of grid x per-program bytes, aligned as
+    Triton asks, into the first trailing parameter; one per stream, kept across calls."""
+    from pygpukit.triton import launch
+    from pygpukit.triton.compiled import _compiled
+    from pygpukit.triton.kernels import attention as ka
+
+    monkeypatch.setattr(ka, "USE_TMA", True)
+    monkeypatch.setattr(ka, "_wave", lambda out: 132)
+    handles = iter([7, 7, 9])
+    monkeypatch.setattr(launch, "stream", lambda index: next(handles))
+    q = gp.asarray(np.ones((1, 2, 256, 64), np.float32)).astype("float16")
+    out = gp.empty((1, 2, 256, 64), dtype="float16")
+    pointers = []
+    for _ in range(3):
+        ka.sdpa_causal(q, q, q, out, 0.125, (128, 64, 8, 2, "heavy", False))
+        _, grid, _, _, stream, packed = recorder.launches[-1]
+        done = next(c for c in _compiled.values() if c.cubin == recorder.images[-1])
+        assert done.global_scratch > 0 and grid == (2, 2, 1)
+        ours = len(done.param_codes) - done.trailing
+        scratch = struct.unpack_from("@Q", packed, done.offsets()[ours])[0]
+        assert scratch and scratch % done.scratch_align == 0
+        pointers.append((stream, scratch))
+    (s1, p1), (s2, p2), (s3, p3) = pointers
+    assert (s1, s2, s3) == (7, 7, 9) and p1 == p2 and p3 != p1

@@ -38,7 +38,9 @@ class Compiled:
     param_codes: tuple[str, ...]
     #: how many trailing parameters Triton added (global / profile scratch pointers)
     trailing: int
+    #: bytes of global scratch each program uses (tensor descriptors), and their alignment
     global_scratch: int
+    scratch_align: int = 1
 
     @property
     def arg_format(self) -> str:
@@ -107,6 +109,7 @@ def compile_program(fn: Any, signature: Mapping[str, str], constexprs: Mapping[s
         param_codes=tuple(_PTX_CODES[t] for t in types),
         trailing=trailing,
         global_scratch=int(getattr(md, "global_scratch_size", 0) or 0),
+        scratch_align=int(getattr(md, "global_scratch_align", 1) or 1),
     )
     with _lock:
         _compiled.setdefault(key, out)

@@ -6,6 +6,12 @@ A call names each runtime argument's Triton type and the constexpr values; every
 the pointer and scalar values is fixed per (device, types, constexprs, grid, 16-byte
 alignment), so after the first call a launch is a dict lookup and one native call on the
 current stream: no allocation and no host wait, so it records into CUDA graphs.
+
+A kernel that asks for global scratch (tensor descriptors: each program writes its own
+there) gets a buffer per plan and stream, made on the first launch on that stream: two
+streams running one plan at once never share it. A CUDA graph keeps the buffer of the
+stream it was captured on, so replaying it while the same plan runs directly on that
+stream would share it.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from pygpukit import GPUArray
+from pygpukit.backend import as_dtype
 from pygpukit_cuda.cubin import current_stream as stream
 
 from . import availability, interpreter_compat
@@ -81,6 +88,23 @@ def specialization(args: Sequence[Any], values: Sequence[Any],
     return align | (pointers if every_pointer else 0), ones
 
 
+class Scratch:
+    """Triton's global scratch of one launch plan: `nbytes` aligned to `align`, one buffer
+    per stream, allocated on the first launch on that stream and kept with the plan."""
+
+    def __init__(self, device: Any, nbytes: int, align: int) -> None:
+        self.device, self.nbytes, self.align = device, nbytes, max(1, align)
+        self._by_stream: dict[int, tuple[GPUArray, int]] = {}
+
+    def pointer(self, stream_handle: int) -> int:
+        found = self._by_stream.get(stream_handle)
+        if found is None:
+            buf = GPUArray.empty((self.nbytes + self.align,), as_dtype("uint8"), self.device)
+            base = buf._buffer.ptr + buf._offset
+            found = self._by_stream[stream_handle] = (buf, -(-base // self.align) * self.align)
+        return found[1]
+
+
 class Program:
     """A ``@triton.jit`` function and the launch plans made for it."""
 
@@ -98,7 +122,8 @@ class Program:
         if availability.interpret():
             self._interpret(grid, args, constexprs, num_warps)
             return
-        index = next(a for a in args if type(a) is GPUArray)._device.index
+        first = next(a for a in args if type(a) is GPUArray)
+        index = first._device.index
         values = [a._buffer.ptr + a._offset if type(a) is GPUArray else a for a in args]
         align, ones = specialization(args, values, ())
         key = (index, grid, types, constexprs, num_warps, num_stages, align, ones)
@@ -106,7 +131,7 @@ class Program:
         if hit is None:
             slots = [i for i in range(len(types)) if not ones >> i & 1]
             plan = self.bind(index, grid, values, types, constexprs, num_warps, num_stages,
-                             align, ones, slots)  # fmt: skip
+                             align, ones, slots, first._device)  # fmt: skip
             hit = self._plans[key] = (plan, slots)  # type: ignore[assignment]
             if len(self._plans) > _MAX_PLANS:
                 self._plans.clear()
@@ -120,11 +145,12 @@ class Program:
         """`bind` for `args` (GPUArrays and numbers, specialised on the values outside
         `slots`), kept in `cache` under `key`: a hot path's slow half. The key must fix
         every value outside `slots` (shapes and strides do)."""
-        index = next(a for a in args if type(a) is GPUArray)._device.index
+        first = next(a for a in args if type(a) is GPUArray)
+        index = first._device.index
         values = [a._buffer.ptr + a._offset if type(a) is GPUArray else a for a in args]
         align, ones = specialization(args, values, slots)
         plan = self.bind(index, grid, values, types, constexprs, num_warps, num_stages, align,
-                         ones, slots)  # fmt: skip
+                         ones, slots, first._device)  # fmt: skip
         if not cache:
             if all(c is not cache for c in _caches):
                 _caches.append(cache)
@@ -135,21 +161,17 @@ class Program:
 
     def bind(self, index: int, grid: tuple[int, ...], values: Sequence[Any],
              types: tuple[str, ...], constexprs: tuple[tuple[str, Any], ...], num_warps: int,
-             num_stages: int, align: int, ones: int,
-             slots: Sequence[int]) -> Callable[..., None]:  # fmt: skip
+             num_stages: int, align: int, ones: int, slots: Sequence[int],
+             device: Any = None) -> Callable[..., None]:  # fmt: skip
         """A launch plan on GPU `index` with `values` packed in and the arguments at
         positions `slots` left to each call: ``plan(stream, *their values)``. Hot paths
         keep one per operand layout so a call passes only its pointers. Arguments in
-        `ones` (a bitmask; never slots) are compiled in as the constant 1."""
+        `ones` (a bitmask; never slots) are compiled in as the constant 1. `device` (the
+        operands' device) holds the global scratch of kernels that ask for it."""
         from pygpukit_cuda import cubin
 
         arch = cubin.compute_capability(index)
         done = self.compile(arch, types, constexprs, num_warps, num_stages, align, ones)
-        if done.global_scratch:
-            raise NotImplementedError(
-                f"{done.name} asks for {done.global_scratch} bytes of global scratch per "
-                "program; the triton provider's kernels are written not to"
-            )
         # `load` keeps the module loaded for the process: the plan holds only the kernel's
         # handle, which would die with the module when `fn` goes (INVALID_HANDLE at launch)
         fn = cubin.load(index, done.cubin, done.name, done.shared)
@@ -162,8 +184,15 @@ class Program:
         for i in runtime:  # fixed values, written as a C cast would
             write_param(template, offsets[where[i]], code[i], values[i])
         plan_slots = [(offsets[where[i]], code[i]) for i in slots]
-        return fn.plan(grid + (1,) * (3 - len(grid)), (32 * done.num_warps,), bytes(template),
-                       plan_slots)  # fmt: skip
+        grid3 = grid + (1,) * (3 - len(grid))
+        if not done.global_scratch:
+            return fn.plan(grid3, (32 * done.num_warps,), bytes(template), plan_slots)
+        # Triton's first trailing parameter: the global scratch, one slice per program
+        plan_slots.append((offsets[len(runtime)], "P"))
+        plan = fn.plan(grid3, (32 * done.num_warps,), bytes(template), plan_slots)
+        scratch = Scratch(device, done.global_scratch * grid3[0] * grid3[1] * grid3[2],
+                          done.scratch_align)  # fmt: skip
+        return lambda s, *slot_values: plan(s, *slot_values, scratch.pointer(s))
 
     def compile(self, arch: int, types: tuple[str, ...], constexprs: tuple[tuple[str, Any], ...],
                 num_warps: int, num_stages: int, align: int,
