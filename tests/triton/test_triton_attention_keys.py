@@ -1,7 +1,8 @@
 """The attention launcher on the host (its program and tuner stubbed): each dtype and head
 width tunes under its own key, from the list for its width; each schedule's grid (pair: half
 the query programs; snake, zip: one axis of every head's blocks) and the SM count it
-snakes by; a steady call neither tunes nor builds a new launch."""
+snakes by; a steady call neither tunes nor builds a new launch (it runs the layout's kept
+plan)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,19 @@ class Recorder:
     def __call__(self, grid: tuple[int, ...], args: Any, types: Any, consts: Any,
                  num_warps: int = 4, num_stages: int = 2) -> None:  # fmt: skip
         self.launches.append((grid, dict(consts), num_warps, num_stages))
+
+    def bound(self, cache: dict[Any, Any], key: Any, grid: tuple[int, ...], args: Any,
+              types: Any, consts: Any, slots: Any, num_warps: int = 4,
+              num_stages: int = 2) -> Any:  # fmt: skip
+        """The kept plan of a settled layout: each call records the launch it stands for."""
+        assert tuple(slots) == (0, 1, 2, 3)  # the four pointers, nothing else per call
+
+        def plan(stream: Any, *pointers: int) -> None:
+            assert len(pointers) == 4
+            self.launches.append((grid, dict(consts), num_warps, num_stages))
+
+        cache[key] = plan
+        return plan
 
 
 def _qkv(dtype: str, d: int, s: int = 2048) -> list[gp.GPUArray]:
@@ -125,6 +139,8 @@ def test_a_steady_call_launches_once_and_tunes_no_more(
     monkeypatch.setattr(tuner, "_chosen", {})
     monkeypatch.setattr(tuner, "_loaded_from", None)
     monkeypatch.setattr(tuner, "_time", lambda run, count: (run(), 0.04 * count)[1])
+    monkeypatch.setattr(ka, "stream", lambda index: 0)
+    monkeypatch.setattr(ka, "_plans", {})
     args = _qkv("float16", 64, 256)
     with gp.config.use(cache_dir=str(tmp_path)):
         ka.sdpa_causal(*args, 0.125)
@@ -133,3 +149,4 @@ def test_a_steady_call_launches_once_and_tunes_no_more(
         for _ in range(10):
             ka.sdpa_causal(*args, 0.125)
     assert len(rec.launches) == 10 and len({repr(x) for x in rec.launches}) == 1
+    assert len(ka._plans) == 1  # the layout's plan, kept after the tuner settled

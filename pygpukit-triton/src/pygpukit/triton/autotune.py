@@ -117,6 +117,12 @@ def choose(name: str, key: str, device_index: int, candidates: Sequence[Any],
     return candidates[best]
 
 
+def settled(name: str, key: str, device_index: int) -> bool:
+    """Whether `choose` has a lasting answer for this problem (not the first candidate
+    handed out while a graph was being captured)."""
+    return (name, key, device_index) in _chosen
+
+
 def tune(candidates: Sequence[Any], launch: Callable[[Any], None]) -> tuple[int, list[float]]:
     """(index of the fastest candidate, milliseconds per launch of each; inf: it failed)."""
     times = [math.inf] * len(candidates)

@@ -15,10 +15,13 @@ from pygpukit.backend import astype
 from .. import autotune
 from ..availability import interpret
 from ..compiled import triton_type
-from ..launch import Program
+from ..launch import Program, stream
 from ..programs import attention as ap
 
 _program = Program(ap.flash_causal)
+#: a repeated call's launch plan by its operands' layout (the hot path: four pointers in;
+#: building the arguments, the tuner's key and the constexprs cost ~20 us of Python a call)
+_plans: dict[tuple[Any, ...], Any] = {}
 #: (BM, BN, warps, stages, SCHED name, LAZY)
 Config = tuple[int, int, int, int, str, bool]
 #: how programs map to query blocks (programs/attention.py explains each)
@@ -34,16 +37,21 @@ SCHEDULES = {"heavy": 0, "pair": 1, "snake": 2, "zip": 3}
 #: us steady against 37.1 for 128x64 heavy, which now runs as 128x64 snake). LAZY skips
 #: rescaling the accumulator until a row's max grows past 2^8 (programs/attention.py).
 #: Eight candidates at most: each compiles once (~1-2 s) before any is timed.
-CONFIGS_D64 = [(64, 64, 4, 3, "pair", False), (128, 64, 8, 3, "snake", False),
-               (64, 64, 4, 3, "snake", False), (128, 64, 8, 3, "snake", True),
-               (64, 64, 4, 3, "snake", True), (128, 128, 8, 3, "heavy", False),
-               (64, 64, 4, 4, "pair", False), (128, 64, 8, 4, "snake", False)]  # fmt: skip
+#: The lists are scripts/probe_triton_attention.py's ranking on the H100 (2026-11-24, rotating
+#: inputs past L2 as the benchmark calls, by the slower of bf16/f16): the best d64 entries
+#: ran 32.8-33.5 us (torch SDPA 39.3), d128 48.6-49.3 (torch 57.0); entries that keep a
+#: stack frame over 16 bytes under Triton 3.9 (pair on 4 warps with 64x128 at d64, 64x64 at
+#: 3 stages at d128) are replaced by the next that does not.
+CONFIGS_D64 = [(64, 128, 4, 3, "heavy", False), (128, 64, 8, 3, "snake", False),
+               (128, 64, 8, 4, "snake", False), (64, 64, 4, 3, "pair", False),
+               (64, 128, 4, 2, "heavy", False), (64, 64, 4, 4, "snake", False),
+               (64, 64, 4, 3, "snake", False), (64, 64, 4, 4, "pair", False)]  # fmt: skip
 #: head_dim 128: the 128x128 accumulator wants 8 warps (~200 registers: one resident
 #: program per SM), or 64-query tiles on 4 (two per SM by shared memory at 3 stages)
-CONFIGS_D128 = [(128, 64, 8, 3, "heavy", False), (128, 64, 8, 3, "heavy", True),
-                (128, 128, 8, 2, "heavy", False), (128, 64, 8, 4, "heavy", False),
-                (64, 64, 4, 3, "snake", False), (64, 64, 4, 3, "snake", True),
-                (64, 64, 4, 2, "snake", False), (128, 64, 8, 3, "pair", False)]  # fmt: skip
+CONFIGS_D128 = [(128, 64, 8, 3, "heavy", False), (128, 64, 8, 4, "heavy", False),
+                (128, 64, 8, 3, "pair", False), (64, 64, 4, 3, "heavy", False),
+                (64, 64, 4, 2, "pair", False), (128, 64, 8, 4, "pair", False),
+                (64, 64, 4, 2, "heavy", False), (64, 64, 4, 3, "pair", True)]  # fmt: skip
 CONFIGS = CONFIGS_D64
 #: wide heads (BD > 128) keep smaller tiles so the Q tile and accumulator fit registers
 CONFIGS_WIDE = [(64, 32, 4, 2, "heavy", False), (32, 32, 4, 2, "heavy", False)]
@@ -83,6 +91,16 @@ def sdpa_causal(q: GPUArray, k: GPUArray, v: GPUArray, out: GPUArray, scale: flo
     skips the tuner, for probes that time each candidate themselves."""
     if out.size == 0:
         return
+    pointers = (_ptr(q), _ptr(k), _ptr(v), _ptr(out))
+    key = (out._device.index, q._shape, q._strides, k._shape, k._strides, v._shape,
+           v._strides, out._shape, out._strides, q._dtype.name, k._dtype.name,
+           v._dtype.name, out._dtype.name, float(scale), USE_TMA,
+           not (pointers[0] | pointers[1] | pointers[2] | pointers[3]) & 15)  # fmt: skip
+    plan = _plans.get(key) if config is None else None
+    if plan is not None:
+        plan(stream(key[0]), *pointers)
+        return
+    given = q
     if not q.dtype is k.dtype is v.dtype:  # tl.dot multiplies one element type
         q, k, v = (astype(a, out.dtype, copy=False) for a in (q, k, v))
     q4, k4, v4, o4 = (_flat(a) for a in (q, k, v, out))
@@ -110,13 +128,15 @@ def sdpa_causal(q: GPUArray, k: GPUArray, v: GPUArray, out: GPUArray, scale: flo
     even_d = bd == d and bdv == dv  # no head-dim masks: plain (vectorised) loads
     tma = USE_TMA and even_d and _tma_ready(k4) and _tma_ready(v4)
 
+    def constexprs(c: Config) -> tuple[tuple[str, Any], ...]:
+        bm, bn, _, _, sched, lazy = c
+        return (("BM", bm), ("BN", bn), ("BD", bd), ("BDV", bdv), ("IEEE", ieee or upcast),
+                ("UPCAST", upcast), ("EVEN_D", even_d), ("SCALE_POS", scale > 0),
+                ("SCHED", SCHEDULES[sched]), ("LAZY", lazy), ("TMA", tma))  # fmt: skip
+
     def launch(c: Config) -> None:
-        bm, bn, warps, stages, sched, lazy = c
-        consts = (("BM", bm), ("BN", bn), ("BD", bd), ("BDV", bdv), ("IEEE", ieee or upcast),
-                  ("UPCAST", upcast), ("EVEN_D", even_d), ("SCALE_POS", scale > 0),
-                  ("SCHED", SCHEDULES[sched]), ("LAZY", lazy), ("TMA", tma))  # fmt: skip
-        _program(grid(c, nb * h, sq), args, types, consts, num_warps=warps,
-                 num_stages=stages)  # fmt: skip
+        _program(grid(c, nb * h, sq), args, types, constexprs(c), num_warps=c[2],
+                 num_stages=c[3])  # fmt: skip
 
     configs = (CONFIGS_F32 if ieee else CONFIGS_WIDE if max(bd, bdv) > 128
                else CONFIGS_D64 if max(bd, bdv) <= 64 else CONFIGS_D128)  # fmt: skip
@@ -125,10 +145,16 @@ def sdpa_causal(q: GPUArray, k: GPUArray, v: GPUArray, out: GPUArray, scale: flo
     if config is not None:
         launch(config)
         return
-    key = f"{_source()}|{q4.dtype.name}|{bd}|{bdv}|{_pow2(sq)}|{_pow2(skv)}|{h // hkv}"
+    tuned = f"{_source()}|{q4.dtype.name}|{bd}|{bdv}|{_pow2(sq)}|{_pow2(skv)}|{h // hkv}"
     if tma:
-        key += "|tma"
-    launch(autotune.choose("sdpa_causal", key, out.device.index, configs, launch))
+        tuned += "|tma"
+    chosen = autotune.choose("sdpa_causal", tuned, out.device.index, configs, launch)
+    launch(chosen)
+    # the operands went straight in (no cast, one merged batch axis, q4... views of them):
+    # keep the tuned launch for the next call of this layout (the pointers are its slots)
+    if q is given and not interpret() and autotune.settled("sdpa_causal", tuned, out.device.index):
+        _program.bound(_plans, key, grid(chosen, nb * h, sq), args, types,
+                       constexprs(chosen), (0, 1, 2, 3), chosen[2], chosen[3])  # fmt: skip
 
 
 def grid(c: Config, heads: int, sq: int) -> tuple[int, ...]:
@@ -141,6 +167,10 @@ def grid(c: Config, heads: int, sq: int) -> tuple[int, ...]:
     if c[4] == "pair":
         return (heads, -(-blocks // 2))
     return (heads * blocks,)
+
+
+def _ptr(x: GPUArray) -> int:
+    return x._buffer.ptr + x._offset
 
 
 def _tma_ready(x: GPUArray) -> bool:
