@@ -210,6 +210,8 @@ PYBIND11_MODULE(_native, m) {
         "is_programmatic",
         [](uintptr_t func) { return pgk::is_programmatic(reinterpret_cast<CUfunction>(func)); },
         py::arg("func"));
+    m.def("programmatic_launches", &pgk::programmatic_launches,
+          "Launches made with programmatic stream serialisation so far.");
     m.def(
         "has_launch_ex",
         [] { return pgk::driver_loaded() && pgk::driver().cuLaunchKernelEx != nullptr; },

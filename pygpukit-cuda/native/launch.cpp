@@ -16,6 +16,7 @@ namespace {
 std::mutex g_pdl_mutex;
 std::unordered_set<CUfunction> g_pdl;
 std::atomic<bool> g_any_pdl{false};  // skips the lookup until a kernel is marked
+std::atomic<unsigned long long> g_pdl_launches{0};
 
 // Programmatic launches go into captured graphs only: there they shorten a replay's chain
 // of small kernels; eagerly a kernel launched early holds SMs while it waits, which on the
@@ -37,6 +38,8 @@ void set_programmatic(CUfunction func, bool on) {
     }
     g_any_pdl.store(!g_pdl.empty(), std::memory_order_release);
 }
+
+unsigned long long programmatic_launches() { return g_pdl_launches.load(); }
 
 bool is_programmatic(CUfunction func) {
     if (!g_any_pdl.load(std::memory_order_acquire)) return false;
@@ -60,6 +63,7 @@ void launch(const Context& ctx, CUfunction func, Dim3 grid, Dim3 block, unsigned
                               shared_bytes, stream, &attr, 1};
         check(api.cuLaunchKernelEx(&config, func, nullptr, args_size ? extra : nullptr),
               "cuLaunchKernelEx");
+        g_pdl_launches.fetch_add(1, std::memory_order_relaxed);
         return;
     }
     check(api.cuLaunchKernel(func, grid.x, grid.y, grid.z, block.x, block.y, block.z,

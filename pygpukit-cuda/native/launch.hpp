@@ -23,5 +23,7 @@ void launch(const Context& ctx, CUfunction func, Dim3 grid, Dim3 block, unsigned
 // Mark (or unmark) `func` for programmatic dependent launch; whether it is marked.
 void set_programmatic(CUfunction func, bool on);
 bool is_programmatic(CUfunction func);
+// How many launches went out programmatically so far (tests and probes read it).
+unsigned long long programmatic_launches();
 
 }  // namespace pgk

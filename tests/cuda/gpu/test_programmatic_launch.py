@@ -45,12 +45,21 @@ def test_chain_of_dependent_adds_is_exact() -> None:
 
 
 def test_captured_chain_of_dependent_adds_is_exact_on_every_replay() -> None:
+    from pygpukit_cuda import _loader, launcher
+
+    native = _loader.driver()
     x = gp.zeros((1 << 21,), dtype=gp.float32, device="cuda")  # ~3 us a kernel
+    (x + 1.0).to_numpy()
+    eager = native.programmatic_launches()
+    (x + 1.0).to_numpy()
+    assert native.programmatic_launches() == eager  # eagerly: plain launches
     graph = gp.cuda.Graph()
     with gp.cuda.graph(graph):
         y = x
         for _ in range(300):
             y = y + 1.0
+    if _sm90() and launcher.PDL and native.has_launch_ex():
+        assert native.programmatic_launches() >= eager + 300  # captured programmatically
     for _ in range(3):
         graph.replay()
         got = y.to_numpy()
