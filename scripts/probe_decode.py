@@ -274,15 +274,7 @@ def stub_main(args: argparse.Namespace) -> None:
     import stub_cuda
 
     ctx = stub_cuda.install()
-    names: dict[int, str] = {}
-
-    def function(self: Any, name: str) -> int:
-        names[hash(name) & 0xFFFF] = name
-        return hash(name) & 0xFFFF
-
-    stub_cuda.StubModule.function = function
-    ctx.copy_async = lambda *a, **k: None
-    ctx.memset_async = lambda *a, **k: None
+    names = stub_cuda.KERNEL_NAMES
     import pygpukit as gp
 
     decoder, first = setup(gp.Device.parse("cuda:0"), args.layers, args.cache, args.prompt,

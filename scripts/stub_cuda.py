@@ -44,6 +44,12 @@ class StubContext:
 
         return plan
 
+    def copy_async(self, *args: Any, **kwargs: Any) -> None:
+        """Device copies are not modelled (tests that count them replace this)."""
+
+    def memset_async(self, *args: Any, **kwargs: Any) -> None:
+        """Nor are fills."""
+
     def compute_capability(self) -> tuple[int, int]:
         return (9, 0)
 
@@ -102,12 +108,18 @@ class StubEvent:
         return 0.0
 
 
+#: the kernel name behind each stub function handle (launch records carry handles)
+KERNEL_NAMES: dict[int, str] = {}
+
+
 class StubModule:
     def __init__(self, context: Any, data: bytes) -> None:
         pass
 
     def function(self, name: str) -> int:
-        return hash(name) & 0xFFFF
+        handle = hash(name) & 0xFFFF
+        KERNEL_NAMES[handle] = name
+        return handle
 
 
 def install() -> StubContext:

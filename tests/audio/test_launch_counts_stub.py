@@ -27,13 +27,7 @@ from pygpukit_cuda import cufft, device
 ctx = device._contexts[0]
 copies, runs, reads = [], [], []
 ctx.copy_async = lambda dst, src, n, stream: copies.append(n)
-names = {}
-
-def function(self, name):
-    names[hash(name) & 0xFFFF] = name
-    return hash(name) & 0xFFFF
-
-stub_cuda.StubModule.function = function
+names = stub_cuda.KERNEL_NAMES
 
 class Plan(stubs._NoopPlan):
     def __call__(self, stream, inp, out, work, direction):
