@@ -212,6 +212,9 @@ PYBIND11_MODULE(_native, m) {
         py::arg("func"));
     m.def("programmatic_launches", &pgk::programmatic_launches,
           "Launches made with programmatic stream serialisation so far.");
+    m.def("captures_in_progress", &pgk::captures_in_progress,
+          "Graph captures begun (Context.begin_capture) and not yet ended; while none is, "
+          "launches do not ask the driver whether their stream captures.");
     m.def(
         "has_launch_ex",
         [] { return pgk::driver_loaded() && pgk::driver().cuLaunchKernelEx != nullptr; },

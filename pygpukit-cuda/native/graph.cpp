@@ -2,6 +2,7 @@
 #include "graph.hpp"
 
 #include "driver_api.hpp"
+#include "launch.hpp"
 #include "launch_gate.hpp"
 
 namespace pgk {
@@ -9,6 +10,7 @@ namespace pgk {
 void begin_capture(const Context& ctx, CUstream stream, int mode) {
     ctx.make_current();
     check(driver().cuStreamBeginCapture(stream, mode), "cuStreamBeginCapture");
+    note_capture_begun();
 }
 
 bool is_capturing(const Context& ctx, CUstream stream) {
@@ -21,7 +23,9 @@ bool is_capturing(const Context& ctx, CUstream stream) {
 Graph::Graph(std::shared_ptr<Context> ctx, CUstream stream) : ctx_(std::move(ctx)) {
     ctx_->make_current();
     const auto& api = driver();
-    check(api.cuStreamEndCapture(stream, &graph_), "cuStreamEndCapture");
+    const CUresult ended = api.cuStreamEndCapture(stream, &graph_);
+    note_capture_ended();  // an invalidated capture ends too (with its error)
+    check(ended, "cuStreamEndCapture");
     check(api.cuGraphGetNodes(graph_, nullptr, &nodes_), "cuGraphGetNodes");
     CUresult rc = api.cuGraphInstantiateWithFlags(&exec_, graph_, 0);
     if (rc != CUDA_SUCCESS) {

@@ -17,6 +17,11 @@ std::mutex g_pdl_mutex;
 std::unordered_set<CUfunction> g_pdl;
 std::atomic<bool> g_any_pdl{false};  // skips the lookup until a kernel is marked
 std::atomic<unsigned long long> g_pdl_launches{0};
+// Captures begun by begin_capture and not yet ended: while there are none, no stream of ours
+// captures, and an eager launch skips the marked-kernel lookup (a mutex) and the driver's
+// cuStreamIsCapturing. A capture begun behind our back (cuStreamBeginCapture on a stream's
+// handle by another library) then gets plain launches: correct, only without PDL.
+std::atomic<long> g_captures{0};
 
 // Programmatic launches go into captured graphs only: there they shorten a replay's chain
 // of small kernels; eagerly a kernel launched early holds SMs while it waits, which on the
@@ -41,6 +46,16 @@ void set_programmatic(CUfunction func, bool on) {
 
 unsigned long long programmatic_launches() { return g_pdl_launches.load(); }
 
+void note_capture_begun() { g_captures.fetch_add(1); }
+
+void note_capture_ended() {
+    long n = g_captures.load();
+    while (n > 0 && !g_captures.compare_exchange_weak(n, n - 1)) {
+    }  // never below zero: an end without a counted begin must not hide a later capture
+}
+
+long captures_in_progress() { return g_captures.load(); }
+
 bool is_programmatic(CUfunction func) {
     if (!g_any_pdl.load(std::memory_order_acquire)) return false;
     std::lock_guard<std::mutex> lock(g_pdl_mutex);
@@ -55,7 +70,10 @@ void launch(const Context& ctx, CUfunction func, Dim3 grid, Dim3 block, unsigned
     void* extra[] = {PGK_LAUNCH_PARAM_BUFFER_POINTER, const_cast<void*>(args),
                      PGK_LAUNCH_PARAM_BUFFER_SIZE, &size, PGK_LAUNCH_PARAM_END};
     const DriverApi& api = driver();
-    if (api.cuLaunchKernelEx != nullptr && is_programmatic(func) && capturing(api, stream)) {
+    // cheapest first: the legacy default stream never captures, and without a capture in
+    // progress no other stream does (eager launches end the test here)
+    if (stream != nullptr && g_captures.load(std::memory_order_acquire) > 0 &&
+        api.cuLaunchKernelEx != nullptr && is_programmatic(func) && capturing(api, stream)) {
         CUlaunchAttribute attr{};
         attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
         attr.value.programmaticStreamSerializationAllowed = 1;

@@ -25,5 +25,10 @@ void set_programmatic(CUfunction func, bool on);
 bool is_programmatic(CUfunction func);
 // How many launches went out programmatically so far (tests and probes read it).
 unsigned long long programmatic_launches();
+// A stream capture began / ended (graph.cpp): only while one is in progress does a launch of
+// a marked kernel ask the driver whether its stream captures.
+void note_capture_begun();
+void note_capture_ended();
+long captures_in_progress();
 
 }  // namespace pgk
