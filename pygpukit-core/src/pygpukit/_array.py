@@ -369,44 +369,46 @@ class GPUArray:
         raise TypeError("unhashable type: 'GPUArray'")
 
     # -- operators ------------------------------------------------------------------
+    # (the forward ones call the public functions, whose first lines are the tiny-op fast
+    # path; the reflected ones, whose left operand is not an array, go the general way)
     def __add__(self, other: Any) -> GPUArray:
-        return _ops.apply_binary("add", self, other)
+        return _ops.add(self, other)
 
     def __radd__(self, other: Any) -> GPUArray:
         return _ops.apply_binary("add", other, self)
 
     def __sub__(self, other: Any) -> GPUArray:
-        return _ops.apply_binary("subtract", self, other)
+        return _ops.subtract(self, other)
 
     def __rsub__(self, other: Any) -> GPUArray:
         return _ops.apply_binary("subtract", other, self)
 
     def __mul__(self, other: Any) -> GPUArray:
-        return _ops.apply_binary("multiply", self, other)
+        return _ops.multiply(self, other)
 
     def __rmul__(self, other: Any) -> GPUArray:
         return _ops.apply_binary("multiply", other, self)
 
     def __truediv__(self, other: Any) -> GPUArray:
-        return _ops.apply_binary("divide", self, other)
+        return _ops.divide(self, other)
 
     def __rtruediv__(self, other: Any) -> GPUArray:
         return _ops.apply_binary("divide", other, self)
 
     def __floordiv__(self, other: Any) -> GPUArray:
-        return _ops.apply_binary("floor_divide", self, other)
+        return _ops.floor_divide(self, other)
 
     def __rfloordiv__(self, other: Any) -> GPUArray:
         return _ops.apply_binary("floor_divide", other, self)
 
     def __mod__(self, other: Any) -> GPUArray:
-        return _ops.apply_binary("remainder", self, other)
+        return _ops.remainder(self, other)
 
     def __rmod__(self, other: Any) -> GPUArray:
         return _ops.apply_binary("remainder", other, self)
 
     def __pow__(self, other: Any) -> GPUArray:
-        return _ops.apply_binary("pow", self, other)
+        return _ops.pow(self, other)
 
     def __rpow__(self, other: Any) -> GPUArray:
         return _ops.apply_binary("pow", other, self)
@@ -418,52 +420,52 @@ class GPUArray:
         return _ops.matmul(other, self)
 
     def __and__(self, other: Any) -> GPUArray:
-        return _ops.apply_binary("bitwise_and", self, other)
+        return _ops.bitwise_and(self, other)
 
     def __rand__(self, other: Any) -> GPUArray:
         return _ops.apply_binary("bitwise_and", other, self)
 
     def __or__(self, other: Any) -> GPUArray:
-        return _ops.apply_binary("bitwise_or", self, other)
+        return _ops.bitwise_or(self, other)
 
     def __ror__(self, other: Any) -> GPUArray:
         return _ops.apply_binary("bitwise_or", other, self)
 
     def __xor__(self, other: Any) -> GPUArray:
-        return _ops.apply_binary("bitwise_xor", self, other)
+        return _ops.bitwise_xor(self, other)
 
     def __rxor__(self, other: Any) -> GPUArray:
         return _ops.apply_binary("bitwise_xor", other, self)
 
     def __lshift__(self, other: Any) -> GPUArray:
-        return _ops.apply_binary("bitwise_left_shift", self, other)
+        return _ops.bitwise_left_shift(self, other)
 
     def __rlshift__(self, other: Any) -> GPUArray:
         return _ops.apply_binary("bitwise_left_shift", other, self)
 
     def __rshift__(self, other: Any) -> GPUArray:
-        return _ops.apply_binary("bitwise_right_shift", self, other)
+        return _ops.bitwise_right_shift(self, other)
 
     def __rrshift__(self, other: Any) -> GPUArray:
         return _ops.apply_binary("bitwise_right_shift", other, self)
 
     def __lt__(self, other: Any) -> GPUArray:
-        return _ops.apply_binary("less", self, other)
+        return _ops.less(self, other)
 
     def __le__(self, other: Any) -> GPUArray:
-        return _ops.apply_binary("less_equal", self, other)
+        return _ops.less_equal(self, other)
 
     def __gt__(self, other: Any) -> GPUArray:
-        return _ops.apply_binary("greater", self, other)
+        return _ops.greater(self, other)
 
     def __ge__(self, other: Any) -> GPUArray:
-        return _ops.apply_binary("greater_equal", self, other)
+        return _ops.greater_equal(self, other)
 
     def __eq__(self, other: Any) -> GPUArray:  # type: ignore[override]
-        return _ops.apply_binary("equal", self, other)
+        return _ops.equal(self, other)
 
     def __ne__(self, other: Any) -> GPUArray:  # type: ignore[override]
-        return _ops.apply_binary("not_equal", self, other)
+        return _ops.not_equal(self, other)
 
     def __neg__(self) -> GPUArray:
         return _ops.apply_unary("negative", self)

@@ -213,9 +213,17 @@ def apply_unary(op: str, x: Any, backend: str | None = None, **params: Any) -> G
 _SCALAR_TYPES = (float, int, bool, complex)
 
 
-def _fast_binary(op: str, x1: Any, x2: Any, x: GPUArray, backend: str | None) -> GPUArray:
+# op -> {dtype name: (settings snapshot, device, the kernel's `fresh`)}: what the public binary
+# functions (and the operators) try before any dispatch, for two arrays of that dtype on
+# that very device object; learned by _fast_binary, valid while the snapshot is current.
+_fresh_binary: dict[str, dict[str, tuple[Any, Any, Any]]] = {}  # names: DataType hashes in Python
+
+
+def _fast_binary(op: str, x1: Any, x2: Any, x: GPUArray, backend: str | None,
+                 fresh_tried: bool = False) -> GPUArray:  # fmt: skip
     """x1 op x2 where `x` (one of them) is an array and the other is an array of the same
-    dtype and device or a Python scalar.
+    dtype and device or a Python scalar. `fresh_tried`: the kernel's `fresh` path declined
+    these operands already (it is not asked again).
 
     The dtype rule and the kernel are decided once per settings snapshot and operand types,
     two arrays' broadcast layout once per pair of shapes and strides; a Python int against
@@ -223,7 +231,8 @@ def _fast_binary(op: str, x1: Any, x2: Any, x: GPUArray, backend: str | None) ->
     other = x2 if x is x1 else x1
     scalar_type = type(other) if type(other) is not GPUArray else None
     device = x._device
-    cache = config.current().dispatch_cache
+    snap = config.current()
+    cache = snap.dispatch_cache
     key = ("binary", op, x._dtype.name, scalar_type, device.type, backend)
     hit = cache.get(key)
     if hit is None:
@@ -235,11 +244,16 @@ def _fast_binary(op: str, x1: Any, x2: Any, x: GPUArray, backend: str | None) ->
             info = np.iinfo(x._dtype.to_numpy_dtype())
             bounds = (int(info.min), int(info.max))
         hit = cache[key] = (kernel.fn, compute, out_dtype, bounds, kernel.gated, fresh_of(kernel))
+        known = _fresh_binary.get(op)
+        # learned for the public function's test: two arrays, one dtype, one device object
+        if hit[5] is not None and known is not None and scalar_type is None and backend is None \
+                and x1._device is x2._device:  # fmt: skip
+            known[x._dtype.name] = (snap, device, hit[5])
     else:
         bounds = hit[3]
         if bounds is not None and not bounds[0] <= other <= bounds[1]:
             check_int_fits(other, x._dtype)  # raises OverflowError naming the range
-    if scalar_type is None and hit[5] is not None:  # two arrays: the provider's fast path
+    if scalar_type is None and hit[5] is not None and not fresh_tried:  # the provider's fast path
         result = hit[5](x1, x2)
         if result is not NotImplemented:
             return result
@@ -319,7 +333,24 @@ def _make_unary(op: str, summary: str) -> Callable[..., GPUArray]:
 
 
 def _make_binary(op: str, summary: str) -> Callable[..., GPUArray]:
+    known = _fresh_binary[op] = {}
+    current = config.current
+
     def fn(x1: Any, x2: Any, /, *, backend: str | None = None) -> GPUArray:
+        # The tiny-op hot path (also the operators'): two arrays of one dtype on one device
+        # whose kernel has a `fresh` path go straight to it, one dict read and the settings
+        # check before the provider (what apply_binary and _fast_binary would pick; they
+        # learned it). Anything else, or what `fresh` declines, takes the general path.
+        if type(x1) is GPUArray and type(x2) is GPUArray and backend is None:
+            hit = known.get(x1._dtype.name)
+            if (
+                hit is not None and x2._dtype is x1._dtype and x1._device is hit[1]
+                and x2._device is hit[1] and hit[0] is current()
+            ):  # fmt: skip
+                result = hit[2](x1, x2)
+                if result is not NotImplemented:
+                    return result
+                return _fast_binary(op, x1, x2, x1, None, True)
         return apply_binary(op, x1, x2, backend)
 
     fn.__name__ = fn.__qualname__ = op
