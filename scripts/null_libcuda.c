@@ -22,6 +22,10 @@ struct null_stream {
 static struct { int x; } g_ctx;   /* the one primary context */
 static __thread void* g_current;  /* the calling thread's current context */
 static unsigned long long g_launches, g_ex_launches, g_capture_queries;
+static void* g_last_stream; /* the stream of the latest launch */
+
+/* the stream handle the latest launch went to */
+unsigned long long null_last_stream(void) { return (unsigned long long)(uintptr_t)g_last_stream; }
 
 /* launches, programmatic launches (cuLaunchKernelEx), cuStreamIsCapturing calls */
 void null_counts(unsigned long long out[3]) {
@@ -132,11 +136,13 @@ CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned
                         unsigned bz, unsigned shared, void* s, void** params, void** extra) {
     (void)f; (void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)shared; (void)s;
     (void)params; (void)extra;
+    g_last_stream = s;
     ++g_launches;
     return 0;
 }
 CUresult cuLaunchKernelEx(const void* config, void* f, void** params, void** extra) {
-    (void)config; (void)f; (void)params; (void)extra;
+    (void)f; (void)params; (void)extra;
+    g_last_stream = ((void* const*)config)[4]; /* CUlaunchConfig.hStream, after 7 unsigneds */
     ++g_launches;
     ++g_ex_launches;
     return 0;

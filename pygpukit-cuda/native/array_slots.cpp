@@ -19,6 +19,50 @@ PyObject* g_capture_pool = nullptr;
 PyObject* g_device_index = nullptr;
 PyObject* g_ptr = nullptr;
 
+// Where a stream type keeps capture_pool, device_index and ptr when they are __slots__
+// entries: read by offset, they cost no attribute lookups on a launch with a stream current.
+// Learned for one type (held) and valid while its version tag is (a change to the class
+// invalidates the tag).
+struct StreamSlots {
+    PyTypeObject* type = nullptr;
+    unsigned int version = 0;
+    Py_ssize_t pool = -1, index = -1, ptr = -1;
+};
+StreamSlots g_stream_slots;
+
+// The offset of `name`'s slot in instances of `type`, or -1 when the attribute is anything
+// else (a property, a plain class attribute, missing).
+Py_ssize_t member_offset(PyTypeObject* type, PyObject* name) {
+    PyObject* found = _PyType_Lookup(type, name);  // borrowed
+    if (found == nullptr || Py_TYPE(found) != &PyMemberDescr_Type) return -1;
+    const PyMemberDef* m = reinterpret_cast<PyMemberDescrObject*>(found)->d_member;
+    return m->type == T_OBJECT_EX ? m->offset : -1;
+}
+
+// The slots of `type` (names: capture_pool, device_index, ptr), or nullptr where attribute
+// lookup must decide: a type with its own __getattribute__, or without all three slots. A
+// slot is a data descriptor, so it wins over the instance dict as getattr would have it.
+const StreamSlots* stream_slots(PyTypeObject* type, PyObject* const names[3]) {
+    const unsigned long valid = Py_TPFLAGS_VALID_VERSION_TAG;
+    StreamSlots& c = g_stream_slots;
+    if (c.type == type && (type->tp_flags & valid) && c.version == type->tp_version_tag) {
+        return c.pool >= 0 ? &c : nullptr;
+    }
+    if (type->tp_getattro != PyObject_GenericGetAttr) return nullptr;
+    StreamSlots learned;
+    learned.pool = member_offset(type, names[0]);
+    learned.index = member_offset(type, names[1]);
+    learned.ptr = member_offset(type, names[2]);
+    if (!(type->tp_flags & valid)) return nullptr;  // no tag to check later: not kept
+    if (learned.pool < 0 || learned.index < 0 || learned.ptr < 0) learned.pool = -1;
+    Py_INCREF(type);
+    Py_XDECREF(reinterpret_cast<PyObject*>(c.type));
+    learned.type = type;
+    learned.version = type->tp_version_tag;
+    c = learned;
+    return c.pool >= 0 ? &c : nullptr;
+}
+
 }  // namespace
 
 bool find_array_slots(PyTypeObject* type, ArraySlots* out) {
@@ -85,6 +129,18 @@ bool current_stream(PyObject* stream_var, unsigned long long* stream, long long*
     if (names[0] == nullptr || names[1] == nullptr || names[2] == nullptr) {
         Py_DECREF(s);
         return false;
+    }
+    if (const StreamSlots* ss = stream_slots(Py_TYPE(s), names)) {
+        PyObject* pool = slot_get(s, ss->pool);  // borrowed; null while a slot is unset
+        PyObject* index = slot_get(s, ss->index);
+        PyObject* ptr = slot_get(s, ss->ptr);
+        if (pool != nullptr && index != nullptr && ptr != nullptr) {
+            *capturing = pool != Py_None;
+            *device = PyLong_AsLongLong(index);
+            *stream = PyLong_AsUnsignedLongLong(ptr);
+            Py_DECREF(s);
+            return !PyErr_Occurred();
+        }
     }
     bool ok = false;
     PyObject* pool = PyObject_GetAttr(s, names[0]);

@@ -71,12 +71,15 @@ PROBE = """
     for _ in range(10):
         x + 1.0, gp.add(x, x)
     facts["default"] = delta(start)
+    lib.null_last_stream.restype = ctypes.c_ulonglong
+    facts["default_handle"] = lib.null_last_stream()
     stream = gp.cuda.Stream(non_blocking=True)
     start = counts()
     with stream:
         for _ in range(10):
             x + 1.0, gp.add(x, x)
     facts["stream"] = delta(start)
+    facts["stream_handle"] = [lib.null_last_stream(), stream.ptr]
     graph = gp.cuda.Graph()
     start = counts()
     with gp.cuda.graph(graph):
@@ -103,6 +106,8 @@ def test_eager_launches_stay_plain_and_captured_ones_go_programmatic(
     # 20 launches each way, none programmatic, and the driver never asked about capture
     assert facts["default"] == [20, 0, 0]
     assert facts["stream"] == [20, 0, 0]
+    handle, ptr = facts["stream_handle"]  # type: ignore[misc]
+    assert facts["default_handle"] == 0 and handle == ptr != 0
     assert facts["during"] == 1 and facts["after"] == 0
     launches, programmatic, queries = facts["captured"]  # type: ignore[misc]
     assert launches == programmatic == 6 and queries >= 6

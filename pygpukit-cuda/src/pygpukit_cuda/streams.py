@@ -42,6 +42,11 @@ class Stream:
     ``non_blocking=True`` lets it run concurrently with the legacy default stream.
     """
 
+    # slots: the native fast paths read capture_pool, device_index and ptr on every launch
+    # with a stream current, through descriptors rather than instance-dict lookups
+    __slots__ = ("__dict__", "__weakref__", "_native", "_tokens", "capture_pool",
+                 "device_index", "non_blocking", "priority", "ptr")  # fmt: skip
+
     def __init__(self, priority: int = 0, non_blocking: bool = False, *,
                  device: int | None = None, green: Any = None) -> None:  # fmt: skip
         """`green`: a native green context (see green.py) whose SMs the stream's kernels
