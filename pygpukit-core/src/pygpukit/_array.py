@@ -468,16 +468,16 @@ class GPUArray:
         return _ops.not_equal(self, other)
 
     def __neg__(self) -> GPUArray:
-        return _ops.apply_unary("negative", self)
+        return _ops.negative(self)
 
     def __pos__(self) -> GPUArray:
-        return _ops.apply_unary("positive", self)
+        return _ops.positive(self)
 
     def __abs__(self) -> GPUArray:
-        return _ops.apply_unary("abs", self)
+        return _ops.abs(self)
 
     def __invert__(self) -> GPUArray:
-        return _ops.apply_unary("bitwise_invert", self)
+        return _ops.bitwise_invert(self)
 
     def __iadd__(self, other: Any) -> GPUArray:
         return _ops.inplace("add", self, other)

@@ -187,19 +187,29 @@ def binary_dtypes(op: str, x1: Any, x2: Any) -> tuple[dt.DataType, dt.DataType]:
     return compute, compute
 
 
-def apply_unary(op: str, x: Any, backend: str | None = None, **params: Any) -> GPUArray:
+# op -> {dtype name: (settings snapshot, device, the kernel's `fresh`)}, as _fresh_binary
+_fresh_unary: dict[str, dict[str, tuple[Any, Any, Any]]] = {}
+
+
+def apply_unary(op: str, x: Any, backend: str | None = None, *, fresh_tried: bool = False,
+                **params: Any) -> GPUArray:  # fmt: skip
+    """op(x, **params); `fresh_tried`: the kernel's `fresh` declined `x` already."""
     if type(x) is not GPUArray and not isinstance(x, GPUArray):
         raise TypeError(f"{op} wants a GPUArray, got {type(x).__name__}")
     device = x._device
     # (kernel, output dtype) decided once per settings snapshot (the tiny-op hot path)
-    cache = config.current().dispatch_cache
+    snap = config.current()
+    cache = snap.dispatch_cache
     key = ("unary", op, x._dtype.name, device.type, backend)
     hit = cache.get(key)
     if hit is None:
         out_dtype = unary_out_dtype(op, x._dtype)
         kernel = kernel_for(op, device, (x._dtype,), backend)
         hit = cache[key] = (kernel.fn, out_dtype, kernel.gated, fresh_of(kernel))
-    if hit[3] is not None and not params:
+        known = _fresh_unary.get(op)
+        if hit[3] is not None and known is not None and backend is None:
+            known[x._dtype.name] = (snap, device, hit[3])
+    if hit[3] is not None and not params and not fresh_tried:
         result = hit[3](x)
         if result is not NotImplemented:
             return result
@@ -324,7 +334,18 @@ def apply_binary(
 
 
 def _make_unary(op: str, summary: str) -> Callable[..., GPUArray]:
+    known = _fresh_unary[op] = {}
+    current = config.current
+
     def fn(x: GPUArray, /, *, backend: str | None = None) -> GPUArray:
+        # the tiny-op hot path, as the binary functions' (see _make_binary)
+        if type(x) is GPUArray and backend is None:
+            hit = known.get(x._dtype.name)
+            if hit is not None and x._device is hit[1] and hit[0] is current():
+                result = hit[2](x)
+                if result is not NotImplemented:
+                    return result
+                return apply_unary(op, x, None, fresh_tried=True)
         return apply_unary(op, x, backend)
 
     fn.__name__ = fn.__qualname__ = op
