@@ -7,7 +7,7 @@
 
 #include <cstring>
 #include <functional>
-#include <memory>
+#include <optional>
 #include <unordered_map>
 
 #include "array_slots.hpp"
@@ -211,7 +211,9 @@ PyObject* call(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* k
             return not_implemented();
         }
     }
-    std::unique_ptr<Held> held(new Held(found));
+    // on the stack: a heap Held per call cost a malloc and a free on the tiny-op path
+    std::optional<Held> held;
+    held.emplace(found);
     PyObject* buffer = allocate_buffer(held->allocator, n * held->out_itemsize, stream);
     if (buffer == nullptr) return nullptr;
     device_buffer_address(buffer, &addr[0]);
@@ -221,7 +223,7 @@ PyObject* call(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* k
             Py_DECREF(buffer);
             return not_implemented();
         }
-        held.reset(new Held(other->second));
+        held.emplace(other->second);
     }
     const LaunchPlanSpec& plan = *held->spec;  // alive while held->plan is
     alignas(16) unsigned char params[kMaxParams];
