@@ -3,7 +3,11 @@
 driver call does. Build the driver, then:
 
     cc -O2 -shared -fPIC -o /tmp/libnullcuda.so scripts/null_libcuda.c
-    PYGPUKIT_CUDA_DRIVER=/tmp/libnullcuda.so python scripts/native_tiny_op.py [--profile]
+    PYGPUKIT_CUDA_DRIVER=/tmp/libnullcuda.so OPENBLAS_NUM_THREADS=1 \
+        python scripts/native_tiny_op.py [--profile]
+
+(OPENBLAS_NUM_THREADS=1: NumPy's BLAS threads spin after start-up and, on a small host,
+take a core from the loop: runs then split into a fast and a ~1.8x slower mode.)
 """
 
 from __future__ import annotations
