@@ -24,11 +24,15 @@ from pygpukit.core import dtypes as dt
 
 from . import launch_plan, launcher
 from .device_facts import data_ptr as _ptr
+from .device_facts import sm_count
 from .kernels import rfft_source
 
 #: whether our kernel may serve (the env variable is read at import)
 ENABLED = os.environ.get("PYGPUKIT_FFT_KERNELS", "1") != "0"
 _ARGS = "@QQqf"
+#: resident blocks per SM: each walks several rows, the next one's loads in flight while it
+#: transforms the current one (scripts/probe_rfft_kernel.py times the choices)
+BLOCKS_PER_SM = 2
 
 
 def serves(x: GPUArray, out: GPUArray, axes: tuple[int, ...]) -> bool:
@@ -47,7 +51,8 @@ def _launch(x: GPUArray) -> tuple[Any, int, int, int]:
                            _ARGS)  # fmt: skip
     rows = x.size // n
     per = rfft_source.rows_per_block(n)
-    return fn, -(-rows // per), per * n // 16, rows
+    grid = min(-(-rows // per), sm_count(x._device.index) * BLOCKS_PER_SM)
+    return fn, grid, per * n // 16, rows
 
 
 def run(x: GPUArray, out: GPUArray, scale: float) -> None:

@@ -41,7 +41,7 @@ def test_matches_numpy_in_double_precision(n: int, shape: tuple[int, ...], norm:
     a = _data((*shape, n), n + len(shape) * 7 + sum(shape))
     x = gp.asarray(a, device="cuda")
     assert rfft_kernel.serves(
-        x, gp.empty((*shape, n // 2 + 1), gp.complex64, "cuda"), (x.ndim - 1,)
+        x, gp.empty((*shape, n // 2 + 1), dtype=gp.complex64, device="cuda"), (x.ndim - 1,)
     )
     _close(gp.fft.rfft(x, norm=norm).to_numpy(), np.fft.rfft(a.astype(np.float64), norm=norm))
 
@@ -71,7 +71,7 @@ def test_agrees_with_cufft(monkeypatch: pytest.MonkeyPatch) -> None:
     x = gp.asarray(a, device="cuda")
     ours = gp.fft.rfft(x).to_numpy()
     monkeypatch.setattr(rfft_kernel, "ENABLED", False)  # the same kernel call, on cuFFT
-    out = gp.empty((4096, 513), gp.complex64, "cuda")
+    out = gp.empty((4096, 513), dtype=gp.complex64, device="cuda")
     fft_kernels.fft_r2c(x, out, (1,), 1.0)
     scale = float(np.max(np.abs(ours)))
     np.testing.assert_allclose(ours, out.to_numpy(), rtol=0, atol=2e-6 * scale)
@@ -122,7 +122,7 @@ def test_layouts_it_leaves_to_cufft_are_still_right(case: str) -> None:
         view, axis = gp.asarray(a[:, :1024].astype(np.float64), device="cuda"), -1
     host = view.to_numpy()
     out = gp.empty(tuple(513 if i == axis % view.ndim else s for i, s in enumerate(view.shape)),
-                   gp.complex64, "cuda")  # fmt: skip
+                   dtype=gp.complex64, device="cuda")  # fmt: skip
     assert not rfft_kernel.serves(view, out, (axis % view.ndim,))
     got = gp.fft.rfft(view, axis=axis).to_numpy()
     want = np.fft.rfft(host.astype(np.float64), axis=axis)

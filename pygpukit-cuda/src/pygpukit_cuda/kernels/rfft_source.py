@@ -102,47 +102,62 @@ extern "C" __global__ void __launch_bounds__(T * ROWS) @NAME@(
   __shared__ float2 buf[ROWS][SIDX(M)];
   const int t = threadIdx.x % T;
   const int r = threadIdx.x / T;
-  const long long row = (long long)blockIdx.x * ROWS + r;
-  const bool live = row < rows;
   float2* s = buf[r];
-  float2 v[8];
-  @PDL_WAIT@
-  // pass 1 (stride 1: no twiddles), straight from global memory
-  const float2* src = x + (live ? row : 0) * M;
-#pragma unroll
-  for (int k = 0; k < 8; ++k) v[k] = live ? __ldg(src + t + k * T) : make_float2(0.f, 0.f);
-  dft8(v);
-#pragma unroll
-  for (int k = 0; k < 8; ++k) s[SIDX(t * 8 + k)] = v[k];
-  __syncthreads();
-#pragma unroll
-  for (int ns = 8; ns < M; ns *= 8) {
-    const int j = t % ns;
-    const int step = 2 * (M / (8 * ns)) * j;  // W_M^(k j M/(8 ns)) = W_N^(2 k j M/(8 ns))
-#pragma unroll
-    for (int k = 0; k < 8; ++k) v[k] = s[SIDX(t + k * T)];
-#pragma unroll
-    for (int k = 1; k < 8; ++k) v[k] = cmul(v[k], __ldg(&pgk_rfft_tw_@N@[step * k]));
-    dft8(v);
-    const int dst = (t / ns) * ns * 8 + j;
-    __syncthreads();  // every thread has read this pass' input
-#pragma unroll
-    for (int k = 0; k < 8; ++k) s[SIDX(dst + k * ns)] = v[k];
-    __syncthreads();
-  }
-  if (!live) return;
-  // the real transform's bins from Z: X[k] = E[k] + W_N^k O[k], k = 0..M
-  float2* out = y + row * (M + 1);
   const float h = 0.5f * scale;
+  const long long stride = (long long)gridDim.x * ROWS;
+  float2 v[8], nxt[8];
+  @PDL_WAIT@
+  // A block walks rows (its first, then every gridDim.x * ROWS-th): the next row's global
+  // loads are issued once this row sits in shared memory, so they fly during its passes
+  // and its stores (a grid of one row per block would leave DRAM idle while all blocks
+  // compute in step).
+  long long row = (long long)blockIdx.x * ROWS + r;
 #pragma unroll
-  for (int i = 0; i <= 8; ++i) {
-    const int k = t + i * T;
-    if (i == 8 && t != 0) break;  // bin M: one thread
-    const float2 z = s[SIDX(k & (M - 1))];
-    const float2 w = s[SIDX((M - k) & (M - 1))];
-    const float2 e = make_float2(h * (z.x + w.x), h * (z.y - w.y));   // (Z[k] + conj Z[M-k]) / 2
-    const float2 o = make_float2(h * (z.y + w.y), h * (w.x - z.x));   // (Z[k] - conj Z[M-k]) / 2i
-    out[k] = cadd(e, cmul(__ldg(&pgk_rfft_tw_@N@[k]), o));
+  for (int k = 0; k < 8; ++k)
+    v[k] = row < rows ? __ldg(x + row * M + t + k * T) : make_float2(0.f, 0.f);
+  for (long long base = (long long)blockIdx.x * ROWS; base < rows; base += stride, row += stride) {
+    // pass 1 (stride 1: no twiddles) on the values loaded from global memory
+    dft8(v);
+#pragma unroll
+    for (int k = 0; k < 8; ++k) s[SIDX(t * 8 + k)] = v[k];
+    const long long next = row + stride;
+#pragma unroll
+    for (int k = 0; k < 8; ++k)
+      nxt[k] = next < rows ? __ldg(x + next * M + t + k * T) : make_float2(0.f, 0.f);
+    __syncthreads();
+#pragma unroll
+    for (int ns = 8; ns < M; ns *= 8) {
+      const int j = t % ns;
+      const int step = 2 * (M / (8 * ns)) * j;  // W_M^(k j M/(8 ns)) = W_N^(2 k j M/(8 ns))
+#pragma unroll
+      for (int k = 0; k < 8; ++k) v[k] = s[SIDX(t + k * T)];
+#pragma unroll
+      for (int k = 1; k < 8; ++k) v[k] = cmul(v[k], __ldg(&pgk_rfft_tw_@N@[step * k]));
+      dft8(v);
+      const int dst = (t / ns) * ns * 8 + j;
+      __syncthreads();  // every thread has read this pass' input
+#pragma unroll
+      for (int k = 0; k < 8; ++k) s[SIDX(dst + k * ns)] = v[k];
+      __syncthreads();
+    }
+    if (row < rows) {
+      // the real transform's bins from Z: X[k] = E[k] + W_N^k O[k], k = 0..M
+      float2* out = y + row * (M + 1);
+#pragma unroll
+      for (int i = 0; i <= 8; ++i) {
+        const int k = t + i * T;
+        if (i == 8 && t != 0) break;  // bin M: one thread
+        const float2 z = s[SIDX(k & (M - 1))];
+        const float2 w = s[SIDX((M - k) & (M - 1))];
+        // (Z[k] + conj Z[M-k]) / 2 and (Z[k] - conj Z[M-k]) / 2i, times the norm's scale
+        const float2 e = make_float2(h * (z.x + w.x), h * (z.y - w.y));
+        const float2 o = make_float2(h * (z.y + w.y), h * (w.x - z.x));
+        out[k] = cadd(e, cmul(__ldg(&pgk_rfft_tw_@N@[k]), o));
+      }
+    }
+    __syncthreads();  // this row's bins are read before the next row's pass 1 writes
+#pragma unroll
+    for (int k = 0; k < 8; ++k) v[k] = nxt[k];
   }
 }
 """
