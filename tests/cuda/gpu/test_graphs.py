@@ -55,7 +55,11 @@ def test_decoder_sequence_of_300_ops_replays_identically() -> None:
     g = gp.cuda.Graph()
     y = g.capture(decoder_step, gp, x, weights)
     g.replay()
-    assert g.node_count >= 300
+    layers = len(weights["layers"])
+    assert layers * 14 >= 300  # decoder_step's ops: 14 a layer
+    # a node per op, but one for the rotation of q and k together (a product that cuBLASLt
+    # splits over K adds its reduction's node: more, never fewer)
+    assert g.node_count >= layers * 13
     assert np.array_equal(eager.view(np.uint16), y.to_numpy().view(np.uint16))
 
 
