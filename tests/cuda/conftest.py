@@ -1,6 +1,10 @@
-"""CUDA backend tests: GPU tests (marked `gpu`) skip cleanly where no GPU is usable."""
+"""CUDA backend tests: GPU tests (marked `gpu`) skip cleanly where no GPU is usable; timing
+tests (marked `timing`) skip under compute-sanitizer (PYGPUKIT_UNDER_SANITIZER set), which
+slows kernels unevenly, so their figures would mean nothing."""
 
 from __future__ import annotations
+
+import os
 
 import pytest
 
@@ -20,7 +24,10 @@ def gpu_unavailable_reason() -> str | None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     reason = None
     checked = False
+    sanitized = bool(os.environ.get("PYGPUKIT_UNDER_SANITIZER"))
     for item in items:
+        if sanitized and item.get_closest_marker("timing") is not None:
+            item.add_marker(pytest.mark.skip(reason="timing: compute-sanitizer slows kernels"))
         if item.get_closest_marker("gpu") is None:
             continue
         if not checked:

@@ -3,7 +3,6 @@ the native launch point), and a best-effort task's queued launches stay bounded.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 
@@ -11,14 +10,7 @@ import numpy as np
 import pygpukit as gp
 import pytest
 
-pytestmark = [
-    pytest.mark.gpu,
-    pytest.mark.alone,  # timing: other GPU work would skew it
-    pytest.mark.skipif(
-        bool(os.environ.get("PYGPUKIT_UNDER_SANITIZER")),
-        reason="timing: compute-sanitizer slows kernels unevenly, so its figures mean nothing",
-    ),
-]
+pytestmark = [pytest.mark.gpu, pytest.mark.alone, pytest.mark.timing]  # other work skews times
 
 
 def _operands(n: int) -> tuple[gp.GPUArray, gp.GPUArray]:

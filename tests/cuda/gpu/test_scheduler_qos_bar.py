@@ -3,20 +3,11 @@ p99 under 3x the request alone; `python -m pygpukit.benchmark qos` holds the rea
 
 from __future__ import annotations
 
-import os
-
 import pygpukit as gp
 import pytest
 from pygpukit.benchmark import qos_workload as W
 
-pytestmark = [
-    pytest.mark.gpu,
-    pytest.mark.alone,  # timing: other GPU work would skew it
-    pytest.mark.skipif(
-        bool(os.environ.get("PYGPUKIT_UNDER_SANITIZER")),
-        reason="timing: compute-sanitizer slows kernels unevenly, so its figures mean nothing",
-    ),
-]
+pytestmark = [pytest.mark.gpu, pytest.mark.alone, pytest.mark.timing]  # other work skews times
 
 
 def test_request_p99_stays_under_three_times_solo_beside_a_hog():
