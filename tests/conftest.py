@@ -81,3 +81,23 @@ def _holders() -> str:
                         what += f" (traceback held by {owners})"
             lines.append(f"    {what}")
     return f"\n{len(arrays)} live device arrays:\n" + "\n".join(lines[:60])
+
+
+@pytest.fixture
+def register_provider() -> Iterator[Any]:
+    """register_provider(provider): puts a test's KernelProvider in use through a plugin of
+    its own, as a third-party package would; every one is unregistered after the test."""
+    names: list[str] = []
+
+    def register(provider: gp.KernelProvider) -> None:
+        class Plugin:
+            @gp.hookimpl
+            def pygpukit_register_kernels(self, register: Any) -> None:
+                register(provider)
+
+        names.append(f"test-plugin-{provider.name}-{len(names)}")
+        gp.plugins.register(Plugin(), names[-1])
+
+    yield register
+    for name in reversed(names):
+        gp.plugins.unregister(name)

@@ -5,7 +5,7 @@ plugin change take the general path."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -44,19 +44,10 @@ class FreshAdd:
 
 
 @pytest.fixture
-def fresh_add() -> Iterator[FreshAdd]:
+def fresh_add(register_provider: Any) -> FreshAdd:
     made = FreshAdd()
-
-    class Plugin:
-        @gp.hookimpl
-        def pygpukit_register_kernels(self, register: Callable[[Any], None]) -> None:
-            register(made.provider)
-
-    gp.plugins.register(Plugin(), "freshadd-plugin")
-    try:
-        yield made
-    finally:
-        gp.plugins.unregister("freshadd-plugin")
+    register_provider(made.provider)
+    return made
 
 
 def _pair(n: int = 5) -> tuple[np.ndarray, np.ndarray, gp.GPUArray, gp.GPUArray]:

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -46,19 +46,10 @@ class FreshUnary:
 
 
 @pytest.fixture
-def fresh_unary() -> Iterator[FreshUnary]:
+def fresh_unary(register_provider: Any) -> FreshUnary:
     made = FreshUnary()
-
-    class Plugin:
-        @gp.hookimpl
-        def pygpukit_register_kernels(self, register: Callable[[Any], None]) -> None:
-            register(made.provider)
-
-    gp.plugins.register(Plugin(), "freshunary-plugin")
-    try:
-        yield made
-    finally:
-        gp.plugins.unregister("freshunary-plugin")
+    register_provider(made.provider)
+    return made
 
 
 def _array(n: int = 6) -> tuple[np.ndarray, gp.GPUArray]:
