@@ -28,7 +28,7 @@ from .cases import SpecialCase
 from .peers import Peer
 from .results import ERROR, FAIL, MISSING, PASS, PeerResult, Row
 from .runner import Bench, _join, _short
-from .timing import Stats, per_call_interleaved
+from .timing import ISSUE_CALLS, Stats, issue_us, per_call_interleaved
 
 # -- tiny ops ---------------------------------------------------------------------------
 
@@ -58,6 +58,7 @@ def run_tiny(case: SpecialCase, bench: Bench) -> Row:
             who.stats = got
         if timed and timed[0][0] is row:
             row.status = PASS
+        note_issue_time(row, timed)
     except Exception as exc:
         row.status, row.note = ERROR, f"timing: {type(exc).__name__}: {_short(exc)}"
     finally:
@@ -104,6 +105,19 @@ def _tiny_peer(peer: Peer, result: PeerResult) -> Callable[[], Any] | None:
         result.note = f"{peer.name}: {type(exc).__name__}: {_short(exc)}"
         return None
     return lambda: add(a, b)
+
+
+def note_issue_time(
+    row: Row, timed: list[tuple[Row | PeerResult, Callable[[], Any], Callable[[], None]]]
+) -> None:
+    """Each contestant's host time alone (`issue_us`) in the row's note and extra."""
+    if not timed:
+        return
+    got = issue_us([(fn, sync) for _, fn, sync in timed])
+    names = [who.name if isinstance(who, PeerResult) else "ours" for who, _, _ in timed]
+    row.extra["issue_us"] = dict(zip(names, got, strict=True))
+    text = ", ".join(f"{name} {us:.2f}" for name, us in zip(names, got, strict=True))
+    row.note = _join(row.note, f"host time alone (us/call, {ISSUE_CALLS} calls): {text}")
 
 
 def _ratios(row: Row) -> None:

@@ -239,6 +239,32 @@ def per_call_interleaved(
     return [Stats.of(got, inner=calls) for got in samples]
 
 
+#: calls per sample of `issue_us`: few enough that the launch queue never fills, so the
+#: host never waits for the device while it issues them
+ISSUE_CALLS = 64
+
+
+def issue_us(
+    contestants: list[tuple[Callable[[], Any], Callable[[], None]]], rounds: int = 41
+) -> list[float]:
+    """Host time alone per call, in microseconds, for each (fn, sync): the median over
+    `rounds` of ISSUE_CALLS back-to-back calls timed up to the last call's return, the sync
+    that follows not counted; contestants take turns as in `per_call_interleaved`. Where
+    the burst time of `per_call_interleaved` is larger, the device (or the driver's launch
+    rate), not the host, sets the pace."""
+    samples: list[list[float]] = [[] for _ in contestants]
+    with no_gc():
+        for _ in range(rounds):
+            for (fn, sync), got in zip(contestants, samples, strict=True):
+                sync()
+                start = time.perf_counter()
+                for _ in range(ISSUE_CALLS):
+                    fn()
+                got.append((time.perf_counter() - start) * 1e6 / ISSUE_CALLS)
+                sync()
+    return [statistics.median(got) for got in samples]
+
+
 def per_call(
     fn: Callable[[], Any],
     sync: Callable[[], None],
