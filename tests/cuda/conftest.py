@@ -34,3 +34,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             reason, checked = gpu_unavailable_reason(), True
         if reason:
             item.add_marker(pytest.mark.skip(reason=reason))
+
+
+@pytest.fixture
+def slicing_shrink(monkeypatch: pytest.MonkeyPatch) -> int:
+    """How much smaller sliced-op tests make their operands: 1, or 8 under compute-sanitizer
+    (which runs kernels a hundred times slower). At 8 each matrix dimension is divided by 8
+    and 1-D sizes by 64, and the slicing policy's sizes shrink to match, so every op is cut
+    into the same slices as at full size."""
+    if not os.environ.get("PYGPUKIT_UNDER_SANITIZER"):
+        return 1
+    from pygpukit_cuda import slicing
+
+    shrink = 8
+    monkeypatch.setattr(slicing, "SLICE_BYTES", slicing.SLICE_BYTES // shrink**2)
+    monkeypatch.setattr(slicing, "SLICE_FLOPS", slicing.SLICE_FLOPS // shrink**3)
+    monkeypatch.setattr(slicing, "ROW_STEP", slicing.ROW_STEP // shrink)
+    return shrink

@@ -17,7 +17,15 @@ import pytest
 pytestmark = pytest.mark.gpu
 
 N = 1 << 28  # float32 elements: 1 GiB per array, so x + y moves 3 GiB (3 slices)
-# (slices are slicing.SLICE_BYTES = 1 GiB of memory traffic)
+# (slices are slicing.SLICE_BYTES = 1 GiB of memory traffic; under compute-sanitizer sizes
+# and slices are `slicing_shrink` times smaller, see tests/cuda/conftest.py)
+
+
+def _shrunk(shape: tuple[int, ...], shrink: int) -> tuple[int, ...]:
+    """`shape` with its last two dimensions divided by `shrink` (a 1-D one by its square)."""
+    if len(shape) == 1:
+        return (shape[0] // shrink**2,)
+    return (*shape[:-2], shape[-2] // shrink, shape[-1] // shrink)
 
 
 def _random(shape: Any, dtype: str = "float32", seed: int | None = None) -> gp.GPUArray:
@@ -57,23 +65,24 @@ def _same_bits(got: np.ndarray, want: np.ndarray) -> None:
      lambda x, y: gp.where(x > 0, x, y)],
     ids=["add", "mul_sub", "exp", "where"],
 )  # fmt: skip
-def test_sliced_elementwise_ops_equal_the_whole_bit_for_bit(op, dtype):
+def test_sliced_elementwise_ops_equal_the_whole_bit_for_bit(op, dtype, slicing_shrink):
     n = N if dtype == "float32" else 2 * N  # the same bytes per array
-    x, y = _random((n,), dtype), _random((n,), dtype)
+    shape = _shrunk((n,), slicing_shrink)
+    x, y = _random(shape, dtype), _random(shape, dtype)
     whole = op(x, y).to_numpy()
     _same_bits(_sliced_run(lambda: op(x, y).to_numpy()), whole)
 
 
 @pytest.mark.parametrize(("src", "dst"), [("float32", "bfloat16"), ("float16", "float32")])
-def test_a_sliced_cast_equals_the_whole(src, dst):
-    x = _random((N,), src)  # 1.5 or 2 GiB moved: 2 slices
+def test_a_sliced_cast_equals_the_whole(src, dst, slicing_shrink):
+    x = _random(_shrunk((N,), slicing_shrink), src)  # 1.5 or 2 GiB moved: 2 slices
     whole = x.astype(dst).to_numpy()
     _same_bits(_sliced_run(lambda: x.astype(dst).to_numpy()), whole)
 
 
-def test_a_sliced_broadcast_op_on_a_2d_view_equals_the_whole():
-    x = _random((16384, 16384))  # 1 GiB
-    row = _random((16384,))
+def test_a_sliced_broadcast_op_on_a_2d_view_equals_the_whole(slicing_shrink):
+    x = _random(_shrunk((16384, 16384), slicing_shrink))  # 1 GiB
+    row = _random(x.shape[1:])
     view = x[:, 1:]  # not contiguous: the strided path, cut into blocks of rows
     whole = (view * row[1:]).to_numpy()
     _same_bits(_sliced_run(lambda: (view * row[1:]).to_numpy()), whole)
@@ -87,16 +96,16 @@ def test_a_sliced_broadcast_op_on_a_2d_view_equals_the_whole():
      ((3 << 14, 1 << 14), lambda x: gp.max(x, axis=0))],
     ids=["sum", "var", "mean_rows", "argmax_cols", "max_cols"],
 )  # fmt: skip
-def test_sliced_reductions_equal_the_whole_bit_for_bit(shape, reduce):
-    x = _random(shape)  # 3 GiB: 3 slices
+def test_sliced_reductions_equal_the_whole_bit_for_bit(shape, reduce, slicing_shrink):
+    x = _random(_shrunk(shape, slicing_shrink))  # 3 GiB: 3 slices
     whole = reduce(x).to_numpy()
     _same_bits(np.asarray(_sliced_run(lambda: reduce(x).to_numpy())), np.asarray(whole))
 
 
-def test_the_sliced_nvrtc_matmul_equals_the_whole():
+def test_the_sliced_nvrtc_matmul_equals_the_whole(slicing_shrink):
     rng = np.random.default_rng()
-    a = rng.integers(-8, 8, (4096, 8192)).astype(np.int32)
-    b = rng.integers(-8, 8, (8192, 8192)).astype(np.int32)
+    a = rng.integers(-8, 8, _shrunk((4096, 8192), slicing_shrink)).astype(np.int32)
+    b = rng.integers(-8, 8, _shrunk((8192, 8192), slicing_shrink)).astype(np.int32)
     x, y = gp.asarray(a, device="cuda:0"), gp.asarray(b, device="cuda:0")
     whole = gp.matmul(x, y).to_numpy()  # int32: our NVRTC kernel (cuBLASLt takes floats)
     got = _sliced_run(lambda: gp.matmul(x, y).to_numpy())
@@ -104,9 +113,9 @@ def test_the_sliced_nvrtc_matmul_equals_the_whole():
     np.testing.assert_array_equal(got[-4:], a[-4:].astype(np.int64) @ b.astype(np.int64))
 
 
-def test_a_sliced_batched_product_equals_the_whole():
-    x = _random((8, 2048, 4096), "bfloat16")
-    y = _random((8, 4096, 4096), "bfloat16")
+def test_a_sliced_batched_product_equals_the_whole(slicing_shrink):
+    x = _random(_shrunk((8, 2048, 4096), slicing_shrink), "bfloat16")
+    y = _random(_shrunk((8, 4096, 4096), slicing_shrink), "bfloat16")
     whole = gp.matmul(x, y).astype("float32").to_numpy()
     _same_bits(_sliced_run(lambda: gp.matmul(x, y).astype("float32").to_numpy()), whole)
 
@@ -130,6 +139,7 @@ def _p99(times: list[float]) -> float:
     return float(np.percentile(np.asarray(times), 99))
 
 
+@pytest.mark.timing
 def test_a_guaranteed_request_stays_near_its_solo_latency_beside_a_sliced_hog():
     """Requests (a small elementwise op and a reduction, synchronised) in a guaranteed task,
     beside a best-effort hog of 4 GiB elementwise ops and reductions, run as slices."""
@@ -177,6 +187,7 @@ def test_a_guaranteed_request_stays_near_its_solo_latency_beside_a_sliced_hog():
     )
 
 
+@pytest.mark.timing
 def test_a_cancel_reaches_a_sliced_hog_and_little_device_work_is_left():
     """A best-effort task looping over 4 GiB elementwise ops (8 slices each) is cancelled:
     it ends at its next slice, and its work still queued on the device is about the
