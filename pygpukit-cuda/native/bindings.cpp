@@ -548,6 +548,8 @@ PYBIND11_MODULE(_native, m) {
             if (py::isinstance<pgk::FftPlan>(plan)) {
                 s.native_plan = plan.cast<std::shared_ptr<pgk::FftPlan>>();
                 s.work_bytes = s.native_plan->work_bytes();
+            } else if (pgk::launch_plan_spec(plan.ptr()) != nullptr) {
+                s.kernel_plan = true;  // our own FFT kernel: plan(stream, in, out)
             } else {
                 s.work_bytes = plan.attr("work_bytes").cast<unsigned long long>();
             }
@@ -579,8 +581,9 @@ PYBIND11_MODULE(_native, m) {
         py::arg("direction"), py::arg("copy_bytes") = 0, py::arg("copy") = py::none(),
         py::arg("pre") = py::none(), py::arg("post") = py::none(),
         "An FftCall: one planned transform of one input layout as one native call (see "
-        "fft_call.hpp). plan: an FftPlan, or any callable plan(stream, in, out, work, "
-        "direction) with work_bytes. Needs no driver to be made.");
+        "fft_call.hpp). plan: an FftPlan, a LaunchPlan run as plan(stream, in, out), or any "
+        "callable plan(stream, in, out, work, direction) with work_bytes. Needs no driver to "
+        "be made.");
 
     // -- streams and events ----------------------------------------------------------
     // -- green contexts (SM partitions) --------------------------------------------------

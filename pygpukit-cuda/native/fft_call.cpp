@@ -151,6 +151,8 @@ PyObject* call(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* k
                 g_translate();
                 ok = false;
             }
+        } else if (sp.kernel_plan) {
+            ok = call_python(sp.plan, {stream, src, out});
         } else {
             ok = call_python(sp.plan, {stream, src, out, work,
                                        static_cast<unsigned long long>(

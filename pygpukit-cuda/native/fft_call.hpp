@@ -34,10 +34,12 @@ struct FftCallSpec {
     PyObject* out_dtype = nullptr;
     unsigned long long out_nbytes = 0;
     PyObject* allocator = nullptr;  // the device's BufferAllocator
-    // the transform: a native FftPlan when `native_plan` is set, else `plan` is called as
-    // plan(stream, in, out, work, direction) (stand-in plans of host tests)
+    // the transform: a native FftPlan when `native_plan` is set; a LaunchPlan of our own
+    // FFT kernel, called as plan(stream, in, out), when `kernel_plan`; else `plan` is called
+    // as plan(stream, in, out, work, direction) (stand-in plans of host tests)
     std::shared_ptr<FftPlan> native_plan;
     PyObject* plan = nullptr;
+    bool kernel_plan = false;
     unsigned long long work_bytes = 0;
     int direction = -1;
     // complex-to-real reads a private copy of `copy_bytes` (0: the input itself), made by

@@ -5,8 +5,9 @@ After a call that took the single-pass path (`fft_kernels._fast`), the op layer 
 for that input layout. The ``FftCall`` (``native/fft_call.hpp``) then does the whole call:
 it checks the input's layout, takes the output, the work area (and for c2r the private
 input copy) from the device's pool on the current stream, runs the scaled copy or the
-cuFFT plan and the norm's scaling, and returns the new array. It declines (the Python path
-runs) a misaligned input, another device's stream, or a graph capture.
+cuFFT plan (or our own rfft kernel's launch plan, `rfft_kernel`) and the norm's scaling,
+and returns the new array. It declines (the Python path runs) a misaligned input, another
+device's stream, or a graph capture.
 
 The plan it runs is ``plans.CUFFT``'s: when that cache, or the layout decisions of
 ``plans.FFT_FAST``, are cleared, every FftCall made so far is retired (it lets go of the
@@ -20,7 +21,7 @@ from typing import Any
 from pygpukit import GPUArray
 from pygpukit.core import dtypes as dt
 
-from . import _loader, cufft, device, fft_kernels, launch_plan, plans, streams
+from . import _loader, cufft, device, fft_kernels, launch_plan, plans, rfft_kernel, streams
 from .device_facts import BLOCK
 
 #: every FftCall made since the plans were last cleared (retired together)
@@ -91,12 +92,32 @@ def _made(kind: str, x: GPUArray, out: GPUArray, axes: tuple[int, ...], directio
     return run
 
 
+def _made_kernel(x: GPUArray, out: GPUArray, scale: float) -> Any:
+    """The FftCall repeating `rfft_kernel.run` on x's layout (its launch plan is the
+    transform: no cuFFT plan, no work area), or None where it cannot be made."""
+    current = streams._current.get()
+    make = getattr(_loader.native(), "fft_call", None)
+    if make is None or (current and current.capture_pool is not None):
+        return None
+    index = out._device.index
+    if len(_live) >= plans.FFT_FAST.limit:
+        _retire_all()
+    run = make(GPUArray, streams._current, rfft_kernel.plan(x, scale),
+               device.allocator(index).allocate, x._shape, x._strides, x._dtype, x._device,
+               8, index, out._shape, out._strides, out._dtype, out.nbytes,
+               cufft.FORWARD)  # fmt: skip
+    _live.append(run)
+    return run
+
+
 def fresh_c2c(x: GPUArray, out: GPUArray, axes: tuple[int, ...], forward: bool,
               scale: float) -> Any:  # fmt: skip
     return _made("c2c", x, out, axes, cufft.FORWARD if forward else cufft.INVERSE, scale)
 
 
 def fresh_r2c(x: GPUArray, out: GPUArray, axes: tuple[int, ...], scale: float) -> Any:
+    if rfft_kernel.serves(x, out, tuple(axes)):
+        return _made_kernel(x, out, scale)
     return _made("r2c", x, out, axes, cufft.FORWARD, scale)
 
 
