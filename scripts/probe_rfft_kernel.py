@@ -1,7 +1,7 @@
 """Time our rfft kernel (pygpukit_cuda.rfft_kernel) beside cuFFT and torch.fft on the GPU for
-4096 x 1024 float32 rows, per rows-a-block choice, with a copy kernel of the same memory
-traffic as the floor; each hot (one input, in L2) and cold (inputs rotating past L2, as the
-benchmark times them). Also the whole gp.fft.rfft call against torch.fft.rfft.
+4096 x 1024 float32 rows, per choice of rows a block and blocks per SM, with a copy kernel of
+the same memory traffic as the floor; each hot (one input, in L2) and cold (inputs rotating
+past L2, as the benchmark times them). Also the whole gp.fft.rfft call against torch.fft.rfft.
 
     python scripts/probe_rfft_kernel.py
 """
@@ -65,28 +65,25 @@ def main() -> None:
     ts = [torch.from_numpy(a).cuda() for a in hosts]
     out = gp.empty((ROWS, N // 2 + 1), dtype=gp.complex64, device="cuda")
     want = np.fft.rfft(hosts[0].astype(np.float64))
-    lines = [_both("torch.fft.rfft", torch.fft.rfft, ts)]
-    lines.append(_both("gp.fft.rfft", gp.fft.rfft, xs))
+    print(_both("torch.fft.rfft", torch.fft.rfft, ts), flush=True)
+    print(_both("gp.fft.rfft", gp.fft.rfft, xs), flush=True)
     rfft_kernel.ENABLED = False
-    lines.append(_both("cuFFT (ours)", lambda x: fft_kernels.fft_r2c(x, out, (1,), 1.0), xs))
+    print(_both("cuFFT (ours)", lambda x: fft_kernels.fft_r2c(x, out, (1,), 1.0), xs), flush=True)
     rfft_kernel.ENABLED = True
     copy = launcher.function(0, "pgk_probe_row_copy", COPY, "@QQq")
-    lines.append(
-        _both(
-            "row copy (floor)",
-            lambda x: copy.launch((ROWS // 4,), (128,), (data_ptr(x), data_ptr(out), ROWS)),
-            xs,
-        )
-    )
-    chosen = rfft_kernel.ROWS_PER_BLOCK
-    for per in (1, 2, 4, 8):
-        rfft_kernel.ROWS_PER_BLOCK = per
-        line = _both(f"ours, {per} rows/block", lambda x: rfft_kernel.run(x, out, 1.0), xs)
+
+    def floor(x: Any) -> None:
+        copy.launch((ROWS // 4,), (128,), (data_ptr(x), data_ptr(out), ROWS))
+
+    print(_both("row copy (floor)", floor, xs), flush=True)
+    chosen = rfft_kernel.ROWS_PER_BLOCK, rfft_kernel.BLOCKS_PER_SM
+    for per, per_sm in ((4, 2), (4, 4), (8, 1), (8, 2)):
+        rfft_kernel.ROWS_PER_BLOCK, rfft_kernel.BLOCKS_PER_SM = per, per_sm
+        line = _both(f"ours, {per} rows x {per_sm}/SM", lambda x: rfft_kernel.run(x, out, 1.0), xs)
         rfft_kernel.run(xs[0], out, 1.0)
         err = np.abs(out.to_numpy() - want).max() / np.abs(want).max()
-        lines.append(f"{line} (err {err:.1e})")
-    rfft_kernel.ROWS_PER_BLOCK = chosen
-    print("\n".join(lines), flush=True)
+        print(f"{line} (err {err:.1e})", flush=True)
+    rfft_kernel.ROWS_PER_BLOCK, rfft_kernel.BLOCKS_PER_SM = chosen
 
 
 if __name__ == "__main__":

@@ -77,6 +77,17 @@ def test_agrees_with_cufft(monkeypatch: pytest.MonkeyPatch) -> None:
     np.testing.assert_allclose(ours, out.to_numpy(), rtol=0, atol=2e-6 * scale)
 
 
+@pytest.mark.parametrize("per_sm", [1, 3])
+def test_warps_walking_several_rows_match_numpy(monkeypatch: pytest.MonkeyPatch,
+                                                per_sm: int) -> None:  # fmt: skip
+    # a small grid: each warp transforms several rows, the last ones of an odd count too
+    monkeypatch.setattr(rfft_kernel, "BLOCKS_PER_SM", per_sm)
+    a = _data((3, 1001, 1024), 20 + per_sm)
+    out = gp.full((3, 1001, 513), complex("nan+nanj"), dtype=gp.complex64, device="cuda")
+    fft_kernels.fft_r2c(gp.asarray(a, device="cuda"), out, (2,), 1.0)
+    _close(out.to_numpy(), np.fft.rfft(a.astype(np.float64)))
+
+
 def test_the_repeat_path_gives_the_first_calls_bits() -> None:
     # the second and later calls go through the native FftCall with our launch plan
     a = _data((64, 1024), 8)
