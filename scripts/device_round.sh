@@ -87,9 +87,22 @@ install() {
         [ -e "$wheel" ] && { pip_target "$wheel" || return 1; }
     done
     { pip_target "$ROOT/pygpukit-core" || core_by_hand; } &&
+    fresh_native_build &&
     pip_target "$ROOT/pygpukit-cuda" &&
     install_subpackages &&
     "$PY" -m pygpukit_cuda status
+}
+
+# The native build directory (pygpukit-cuda/build, git-ignored) stays on the device between
+# calls, and CMake rebuilds only sources newer than their objects: a source whose copy keeps
+# an older mtime (a revert, a checkout) would run stale. The directory goes when the native
+# sources' contents differ from those of its last build.
+fresh_native_build() {
+    local build="$ROOT/pygpukit-cuda/build" sum
+    sum=$(cat "$ROOT"/pygpukit-cuda/native/* "$ROOT/pygpukit-cuda/CMakeLists.txt" 2>/dev/null | sha256sum)
+    if [ "$(cat "$build/.sources.sha256" 2>/dev/null)" != "$sum" ]; then
+        rm -rf "$build" && mkdir -p "$build" && echo "$sum" > "$build/.sources.sha256"
+    fi
 }
 
 # pygpukit-llm, -audio (pygpukit.audio, pygpukit.asr) and -triton are sub-packages of
