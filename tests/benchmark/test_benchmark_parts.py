@@ -3,6 +3,8 @@ the markdown table and the comparison of runs."""
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pygpukit as gp
 import pytest
@@ -12,10 +14,12 @@ from pygpukit.benchmark.report import changes, markdown_table
 from pygpukit.benchmark.results import PASS, Row, Run
 from pygpukit.benchmark.runner import Bench, compare, run_array_case
 from pygpukit.benchmark.timing import (
+    ISSUE_CALLS,
     Clock,
     Rotation,
     Stats,
     copies_for,
+    issue_us,
     measure,
     per_call_interleaved,
 )  # fmt: skip
@@ -86,6 +90,25 @@ def test_interleaved_samples_take_turns_and_each_settles_first() -> None:
     first_b = order.index("b")
     assert order[:first_b] == ["a"] * first_b and first_b > 100  # a settled before b began
     assert syncs[-16:] == ["a", "a", "b", "b"] * 4  # each sample syncs its own library
+
+
+def test_issue_time_counts_the_calls_but_not_the_sync() -> None:
+    order: list[str] = []
+
+    def slow_call() -> None:  # 50 us of host work a call
+        order.append("b")
+        end = time.perf_counter() + 5e-5
+        while time.perf_counter() < end:
+            pass
+
+    def slow_sync() -> None:  # a device wait of 100 ms: 1560 us a call, were it counted
+        time.sleep(0.1)
+
+    contestants = [(lambda: order.append("a"), slow_sync), (slow_call, slow_sync)]
+    fast, slow = issue_us(contestants, rounds=3)
+    assert order == (["a"] * ISSUE_CALLS + ["b"] * ISSUE_CALLS) * 3  # turns, as in a sample
+    assert 50 <= slow < 1000  # the calls' own 50 us each, without the sync's share
+    assert fast < 100
 
 
 def test_rotation_cycles_and_copies_cover_the_cache() -> None:
