@@ -116,13 +116,26 @@ def test_a_captured_call_replays_bit_identically() -> None:
 
 
 @pytest.mark.parametrize(
-    "case", ["misaligned", "strided rows", "axis 0", "other length", "short rows", "float64"]
+    "case",
+    [
+        "misaligned",
+        "offset by one float",
+        "strided rows",
+        "axis 0",
+        "other length",
+        "short rows",
+        "float64",
+    ],
 )
 def test_layouts_it_leaves_to_cufft_are_still_right(case: str) -> None:
     a = _data((8, 2050), 12)
     x = gp.asarray(a, device="cuda")
-    if case == "misaligned":  # 4-byte aligned start: float2 loads would fault
+    if case == "misaligned":  # rows of a wider array, each starting 4 bytes past 8
         view, axis = x[:, 1:1025], -1
+    elif case == "offset by one float":  # contiguous rows starting 4 bytes into a buffer
+        flat = gp.asarray(_data((4 * 1024 + 1,), 15), device="cuda")
+        view, axis = flat[1:].reshape(4, 1024), -1
+        assert view.is_contiguous
     elif case == "strided rows":
         view, axis = x[::2, :1024], -1
     elif case == "axis 0":
