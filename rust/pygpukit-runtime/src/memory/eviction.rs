@@ -1,38 +1,21 @@
 //! Least-recently-used order of resident blocks, and host copies of evicted ones.
 
-use std::collections::BTreeMap;
-
 use super::error::PoolError;
 
-/// Resident blocks ordered by last use. Each use gets a fresh tick, so ticks are unique.
+/// The clock that orders resident blocks by last use: each use gets a fresh tick, kept in
+/// the block's record. Finding the least-recently-used block scans the records (only the
+/// OOM ladder and explicit eviction do), so the allocate/free hot path pays one increment
+/// rather than ordered-map updates (about 3% of a tiny op's host time).
 #[derive(Debug, Default)]
 pub struct Lru {
-    by_tick: BTreeMap<u64, u64>,
     clock: u64,
 }
 
 impl Lru {
-    /// Record a use of block `id` (previously at `old`, if resident); returns its new tick.
-    pub fn touch(&mut self, id: u64, old: Option<u64>) -> u64 {
-        if let Some(t) = old {
-            self.by_tick.remove(&t);
-        }
+    /// A fresh tick for a use happening now.
+    pub fn touch(&mut self) -> u64 {
         self.clock += 1;
-        self.by_tick.insert(self.clock, id);
         self.clock
-    }
-
-    pub fn remove(&mut self, tick: u64) {
-        self.by_tick.remove(&tick);
-    }
-
-    /// Block ids from least to most recently used.
-    pub fn oldest_first(&self) -> impl Iterator<Item = u64> + '_ {
-        self.by_tick.values().copied()
-    }
-
-    pub fn len(&self) -> usize {
-        self.by_tick.len()
     }
 }
 

@@ -8,11 +8,13 @@
 //! and `free_all_cached` free cached memory with the device's free call, which waits for
 //! the device's queued work first (cuMemFree does), as PyTorch's and CuPy's pools rely on.
 
-use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
+// Fx: the maps are keyed by block ids and stream handles, not by anything an attacker picks,
+// and SipHash was ~7% of a tiny op's host time (two lookups per allocate and free).
+use rustc_hash::FxHashMap as HashMap;
 
 use super::allocator_table::DeviceAllocator;
 use super::block::Block;
@@ -108,11 +110,11 @@ impl MemoryPool {
     pub fn new(device_alloc: DeviceAllocator, device: &str, config: PoolConfig) -> Arc<Self> {
         Arc::new(MemoryPool {
             state: Mutex::new(State {
-                blocks: HashMap::new(),
-                small_free: HashMap::new(),
+                blocks: HashMap::default(),
+                small_free: HashMap::default(),
                 small_cached: 0,
                 small_reserved: 0,
-                arenas: HashMap::new(),
+                arenas: HashMap::default(),
                 lru: Lru::default(),
                 used: 0,
                 evicted_bytes: 0,
@@ -208,7 +210,7 @@ impl MemoryPool {
     ) -> u64 {
         let id = st.next_id;
         st.next_id += 1;
-        let tick = st.lru.touch(id, None);
+        let tick = st.lru.touch();
         let place = Place::Resident { ptr, home, tick };
         st.blocks.insert(id, Record { nbytes, capacity, stream, place, pins: 0 });
         st.counters.allocations += 1;
@@ -244,7 +246,7 @@ impl MemoryPool {
             return Some(Err(PoolError::Freed));
         };
         if let Place::Resident { ptr, tick, .. } = &mut rec.place {
-            *tick = st.lru.touch(block.id(), Some(*tick));
+            *tick = st.lru.touch();
             return Some(Ok(*ptr));
         }
         None
@@ -274,7 +276,7 @@ impl MemoryPool {
         let st = &mut *st;
         let rec = st.blocks.get_mut(&block.id()).ok_or(PoolError::Freed)?;
         if let Place::Resident { tick, .. } = &mut rec.place {
-            *tick = st.lru.touch(block.id(), Some(*tick));
+            *tick = st.lru.touch();
         }
         Ok(())
     }
@@ -399,12 +401,12 @@ impl MemoryPool {
         }
         let mut used = 0;
         let mut evicted = 0;
-        let mut resident = 0;
+        let mut ticks = Vec::new();
         for r in st.blocks.values() {
             match r.place {
-                Place::Resident { .. } => {
+                Place::Resident { tick, .. } => {
                     used += r.capacity;
-                    resident += 1;
+                    ticks.push(tick);
                 }
                 Place::Evicted { .. } => evicted += r.capacity,
             }
@@ -429,8 +431,11 @@ impl MemoryPool {
                 st.reserved()
             ));
         }
-        if resident != st.lru.len() {
-            return Err(format!("{resident} resident blocks but {} in the LRU", st.lru.len()));
+        let resident = ticks.len();
+        ticks.sort_unstable();
+        ticks.dedup();
+        if ticks.len() != resident {
+            return Err(format!("{resident} resident blocks share {} use ticks", ticks.len()));
         }
         if let Some(q) = self.config.quota {
             if st.reserved() > q {
@@ -466,8 +471,7 @@ impl MemoryPool {
         }
         let Some(rec) = st.blocks.remove(&block.id()) else { return Ok(false) };
         match rec.place {
-            Place::Resident { ptr, home, tick } => {
-                st.lru.remove(tick);
+            Place::Resident { ptr, home, .. } => {
                 put_back(st, ptr, home, rec.capacity, rec.stream);
                 st.used -= rec.capacity;
             }
@@ -487,7 +491,7 @@ impl MemoryPool {
     fn resident_ptr(&self, st: &mut State, id: u64) -> Result<u64, PoolError> {
         let rec = st.blocks.get_mut(&id).ok_or(PoolError::Freed)?;
         if let Place::Resident { ptr, tick, .. } = &mut rec.place {
-            *tick = st.lru.touch(id, Some(*tick));
+            *tick = st.lru.touch();
             return Ok(*ptr);
         }
         self.restore_locked(st, id)
@@ -589,16 +593,15 @@ impl MemoryPool {
     /// Copy block `id` to host memory and put its device memory in the cache.
     /// Returns the device bytes freed.
     fn evict_locked(&self, st: &mut State, id: u64) -> Result<u64, PoolError> {
-        let (nbytes, capacity, stream, ptr, home, tick) = match st.blocks.get(&id) {
-            Some(Record {
-                nbytes, capacity, stream, place: Place::Resident { ptr, home, tick }, ..
-            }) => (*nbytes, *capacity, *stream, *ptr, *home, *tick),
+        let (nbytes, capacity, stream, ptr, home) = match st.blocks.get(&id) {
+            Some(Record { nbytes, capacity, stream, place: Place::Resident { ptr, home, .. }, .. }) => {
+                (*nbytes, *capacity, *stream, *ptr, *home)
+            }
             Some(_) => return Ok(0),
             None => return Err(PoolError::Freed),
         };
         let mut data = host_buffer(nbytes)?;
         self.device_alloc.copy_d2h(&mut data, ptr).map_err(PoolError::Device)?;
-        st.lru.remove(tick);
         put_back(st, ptr, home, capacity, stream);
         st.used -= capacity;
         st.evicted_bytes += capacity;
@@ -625,7 +628,7 @@ impl MemoryPool {
                 return Err(PoolError::Device(e));
             }
         }
-        let tick = st.lru.touch(id, None);
+        let tick = st.lru.touch();
         rec.place = Place::Resident { ptr, home, tick };
         st.evicted_bytes -= capacity;
         st.counters.restores += 1;
@@ -706,7 +709,12 @@ fn add_used(st: &mut State, capacity: u64) {
 
 /// The least-recently-used resident block that is not pinned.
 fn victim(st: &State) -> Option<u64> {
-    st.lru.oldest_first().find(|id| st.blocks.get(id).is_some_and(|r| r.pins == 0))
+    let resident = st.blocks.iter().filter(|(_, r)| r.pins == 0);
+    let ticked = resident.filter_map(|(id, r)| match r.place {
+        Place::Resident { tick, .. } => Some((tick, *id)),
+        Place::Evicted { .. } => None,
+    });
+    ticked.min().map(|(_, id)| id)
 }
 
 fn check_range(block: &Block, offset: u64, len: u64) -> Result<(), PoolError> {

@@ -1,6 +1,8 @@
 //! Segments of device memory carved into large blocks by best fit, with split and coalesce.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
+
+use rustc_hash::FxHashMap as HashMap; // keyed by segment base addresses (see pool.rs)
 
 /// One device allocation, cut into contiguous ranges that are each free or in use.
 #[derive(Debug)]
