@@ -14,6 +14,7 @@
 #include "launch_gate.hpp"
 #include "launch_plan.hpp"
 #include "fresh_elementwise.hpp"
+#include "front_door.hpp"
 #include "fft_call.hpp"
 #include "matmul_plan.hpp"
 #include "module.hpp"
@@ -176,6 +177,26 @@ PYBIND11_MODULE(_native, m) {
         "A FreshElementwise: an elementwise op's contiguous same-shape case in one native "
         "call (allocate on the current stream, launch a learned LaunchPlan, return a new "
         "array_type instance). Needs no driver.");
+    static PyTypeObject* door_type = pgk::make_front_door_type();
+    if (door_type == nullptr) throw py::error_already_set();
+    m.attr("FrontDoor") = py::handle(reinterpret_cast<PyObject*>(door_type));
+    m.def(
+        "front_door",
+        [](py::object known, int arity, py::object array_type, py::object general,
+           py::object declined, py::object globals, py::object base_key,
+           py::object layers_var, py::object current) {
+            PyObject* d = pgk::new_front_door(known.ptr(), arity, array_type.ptr(),
+                                              general.ptr(), declined.ptr(), globals.ptr(),
+                                              base_key.ptr(), layers_var.ptr(), current.ptr());
+            if (d == nullptr) throw py::error_already_set();
+            return py::reinterpret_steal<py::object>(d);
+        },
+        py::arg("known"), py::arg("arity"), py::arg("array_type"), py::arg("general"),
+        py::arg("declined"), py::arg("globals"),
+        py::arg("base_key"), py::arg("layers_var"), py::arg("current"),
+        "A FrontDoor: a public elementwise function's first step (the check of pygpukit's "
+        "reference door, then the op's learned fast path or the op layer) in one native "
+        "call.");
     m.def(
         "buffer_allocator",
         [](py::object fast_table, py::object context) {

@@ -12,7 +12,9 @@ each op's kernel receives is in :mod:`pygpukit.ops_catalog`. This module also gi
 - `kernel` and `kernel_for`, to call another op's kernel from a kernel or run an op a
   plugin added with `register_op`;
 - `empty`, `astype`, `broadcast_shapes`, `contiguous_strides` for outputs and layouts;
-- DLPack export of a device's memory (`export_dlpack`, `DLPACK_CUDA`, `DLPACK_CPU`).
+- DLPack export of a device's memory (`export_dlpack`, `DLPACK_CUDA`, `DLPACK_CPU`);
+- `use_front_doors`, for a native extension to put its own first step into the public
+  elementwise functions (the tiny-op hot path; `ops_catalog` has the contract).
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from ._dtypes import (
 )
 from ._ops._core import kernel_on
 from ._ops.copying import astype
-from ._ops.elementwise import BINARY, UNARY, binary_dtypes
+from ._ops.elementwise import BINARY, UNARY, binary_dtypes, front_door_settings, use_front_doors
 from ._providers import Kernel, KernelProvider
 from ._views import broadcast_shapes, contiguous_strides
 from .hookspecs import hookimpl
@@ -67,6 +69,6 @@ __all__ = [
     "DLPACK_CPU", "DLPACK_CUDA", "DataType", "Device", "DeviceBackend", "DispatchError",
     "FLOAT_DTYPES", "GPUArray", "INTEGER_DTYPES", "Kernel", "KernelProvider",
     "NUMERIC_DTYPES", "UNARY", "as_dtype", "astype", "binary_dtypes", "broadcast_shapes",
-    "check_kernel", "contiguous_strides", "convention", "empty", "export_dlpack", "hookimpl",
-    "kernel", "kernel_for", "register_op",
+    "check_kernel", "contiguous_strides", "convention", "empty", "export_dlpack",
+    "front_door_settings", "hookimpl", "kernel", "kernel_for", "register_op", "use_front_doors",
 ]  # fmt: skip

@@ -23,7 +23,13 @@ Rules every kernel can rely on:
   taking the operands alone (``fresh(x)``, ``fresh(x1, x2)``; arrays of one dtype, shape
   and device, no parameters) that returns the new result array, or ``NotImplemented`` to
   have the op layer allocate ``out`` and call the kernel as usual. The CUDA provider's is
-  native: the whole op in one call.
+  native: the whole op in one call. The public functions (``gp.add``, ``a + b``) try the
+  learned ``fresh`` before any dispatch through their op's *front door*; a native extension
+  may put in its own with ``pygpukit.backend.use_front_doors``: a callable ``door(x)`` or
+  ``door(x1, x2)`` that calls the learned ``fresh`` for exact GPUArrays of one dtype on the
+  learned device object while the learned settings snapshot is in force, and otherwise
+  returns ``NotImplemented`` (the reference is ``_python_door`` in
+  ``pygpukit._ops.elementwise``).
 - An FFT kernel (``fft_c2c``, ``fft_r2c``, ``fft_c2r``) of such a provider may carry a
   ``fresh_for`` attribute: after a call whose input went straight to the kernel, the op
   layer asks ``fresh_for(x, out, *args)`` once and keeps the answer under that call's key

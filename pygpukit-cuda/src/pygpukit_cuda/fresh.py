@@ -17,8 +17,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from pygpukit import GPUArray
+from pygpukit.backend import use_front_doors
 
 from . import _loader, streams
+
+_doors_in = False  # whether the public elementwise functions have the native front door
 
 
 def new(arity: int) -> Any:
@@ -28,7 +31,18 @@ def new(arity: int) -> Any:
         native = _loader.native()
     except _loader.CudaUnavailable:
         return None
+    _use_native_doors(native)
     return native.fresh_elementwise(GPUArray, streams._current, arity)
+
+
+def _use_native_doors(native: Any) -> None:
+    """Put the native FrontDoor (native/front_door.hpp) in front of every public elementwise
+    function, once: the first fresh path made is the first one a door could call."""
+    global _doors_in
+    if not _doors_in:
+        _doors_in = True
+        use_front_doors(lambda known, arity, general, declined, *settings: native.front_door(
+            known, arity, GPUArray, general, declined, *settings))  # fmt: skip
 
 
 def teachable(out: GPUArray, inputs: Sequence[Any]) -> bool:
