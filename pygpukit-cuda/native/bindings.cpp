@@ -475,7 +475,7 @@ PYBIND11_MODULE(_native, m) {
             "plan",
             [](std::shared_ptr<pgk::CublasLt> lt, std::shared_ptr<Context> ctx, py::tuple types,
                py::tuple a, py::tuple b, py::tuple out, py::tuple aligns,
-               uint64_t max_workspace, int max_candidates) {
+               uint64_t max_workspace, int max_candidates, py::object like) {
                 pgk::LtProblem p;
                 p.data_type = types[0].cast<int>();
                 p.scale_type = types[1].cast<int>();
@@ -500,15 +500,19 @@ PYBIND11_MODULE(_native, m) {
                 p.align_c = aligns[2].cast<uint32_t>();
                 p.max_workspace = max_workspace;
                 p.max_candidates = max_candidates;
-                PyObject* plan = pgk::new_matmul_plan(std::move(lt), std::move(ctx), p);
+                PyObject* plan = pgk::new_matmul_plan(std::move(lt), std::move(ctx), p,
+                                                      like.is_none() ? nullptr : like.ptr());
                 if (plan == nullptr) throw py::error_already_set();
                 return py::reinterpret_steal<py::object>(plan);
             },
             py::arg("context"), py::arg("types"), py::arg("a"), py::arg("b"), py::arg("out"),
             py::arg("aligns"), py::arg("max_workspace"), py::arg("max_candidates") = 8,
+            py::arg("like") = py::none(),
             "A MatmulPlan, or None when cuBLASLt has no algorithm. types: (data, scale, "
             "compute); a, b: (op, rows, cols, ld, batch_stride) in cuBLASLt's column-major "
-            "terms; out: (m, n, batch, batch_stride); aligns: bytes of A, B and C/D.");
+            "terms; out: (m, n, batch, batch_stride); aligns: bytes of A, B and C/D; like: a "
+            "MatmulPlan whose chosen algorithm this plan must run (None when cuBLASLt "
+            "refuses it here).");
 
     pgk::bind_cusolver(m);
     // -- cuFFT -------------------------------------------------------------------------

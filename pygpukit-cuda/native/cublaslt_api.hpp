@@ -45,6 +45,8 @@ struct LtHeuristicResult {
     X(cublasLtMatmulPreferenceSetAttribute, LtStatus, (void*, int, const void*, size_t))     \
     X(cublasLtMatmulAlgoGetHeuristic, LtStatus,                                              \
       (LtHandle, void*, void*, void*, void*, void*, void*, int, LtHeuristicResult*, int*))   \
+    X(cublasLtMatmulAlgoCheck, LtStatus,                                                     \
+      (LtHandle, void*, void*, void*, void*, void*, const LtAlgo*, LtHeuristicResult*))      \
     X(cublasLtMatmul, LtStatus,                                                              \
       (LtHandle, void*, const void*, const void*, void*, const void*, void*, const void*,    \
        const void*, void*, void*, void*, const LtAlgo*, void*, size_t, CUstream))

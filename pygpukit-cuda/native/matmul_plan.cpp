@@ -217,6 +217,40 @@ void* make_layout(const CublasLt& lt, int type, uint64_t rows, uint64_t cols, in
     return layout;
 }
 
+// The heuristic's usable candidates for `p` into st.algos and st.ws_sizes, best first.
+void heuristic_candidates(const CublasLt& lt, const LtProblem& p, PlanState& st) {
+    const LtApi& api = lt.api();
+    void* pref = nullptr;
+    lt.check(api.cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
+    std::vector<LtHeuristicResult> results(static_cast<size_t>(std::max(1, p.max_candidates)));
+    int count = 0;
+    LtStatus status = 0;
+    try {
+        auto set = api.cublasLtMatmulPreferenceSetAttribute;
+        set_attr(lt, set, pref, kPrefMaxWorkspace, p.max_workspace, "workspace preference");
+        set_attr(lt, set, pref, kPrefAlignA, p.align_a, "alignment preference");
+        set_attr(lt, set, pref, kPrefAlignB, p.align_b, "alignment preference");
+        set_attr(lt, set, pref, kPrefAlignC, p.align_c, "alignment preference");
+        set_attr(lt, set, pref, kPrefAlignD, p.align_c, "alignment preference");
+        status = api.cublasLtMatmulAlgoGetHeuristic(st.handle, st.desc, st.la, st.lb, st.lc,
+                                                     st.lc, pref,
+                                                     static_cast<int>(results.size()),
+                                                     results.data(), &count);
+    } catch (...) {
+        api.cublasLtMatmulPreferenceDestroy(pref);
+        throw;
+    }
+    api.cublasLtMatmulPreferenceDestroy(pref);
+    if (status == 0) {
+        for (int i = 0; i < std::min<int>(count, static_cast<int>(results.size())); ++i) {
+            if (results[i].state == 0 && results[i].workspace_size <= p.max_workspace) {
+                st.algos.push_back(results[i].algo);
+                st.ws_sizes.push_back(results[i].workspace_size);
+            }
+        }
+    }
+}
+
 }  // namespace
 
 PyTypeObject* make_matmul_plan_type(void (*translate)()) {
@@ -238,7 +272,12 @@ PyTypeObject* make_matmul_plan_type(void (*translate)()) {
 }
 
 PyObject* new_matmul_plan(std::shared_ptr<CublasLt> lt_ptr, std::shared_ptr<Context> ctx,
-                          const LtProblem& p) {
+                          const LtProblem& p, PyObject* like) {
+    if (like != nullptr && Py_TYPE(like) != g_type) {
+        PyErr_Format(PyExc_TypeError, "like must be a MatmulPlan, not %.100s",
+                     Py_TYPE(like)->tp_name);
+        return nullptr;
+    }
     const CublasLt& lt = *lt_ptr;
     const LtApi& api = lt.api();
     ctx->make_current();
@@ -257,34 +296,18 @@ PyObject* new_matmul_plan(std::shared_ptr<CublasLt> lt_ptr, std::shared_ptr<Cont
     st->lb = make_layout(lt, p.data_type, p.b.rows, p.b.cols, p.b.ld, p.batch, p.b.batch_stride);
     st->lc = make_layout(lt, p.data_type, p.m, p.n, static_cast<int64_t>(p.m), p.batch,
                          p.c_batch_stride);
-    void* pref = nullptr;
-    lt.check(api.cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
-    std::vector<LtHeuristicResult> results(static_cast<size_t>(std::max(1, p.max_candidates)));
-    int count = 0;
-    LtStatus status = 0;
-    try {
-        auto set = api.cublasLtMatmulPreferenceSetAttribute;
-        set_attr(lt, set, pref, kPrefMaxWorkspace, p.max_workspace, "workspace preference");
-        set_attr(lt, set, pref, kPrefAlignA, p.align_a, "alignment preference");
-        set_attr(lt, set, pref, kPrefAlignB, p.align_b, "alignment preference");
-        set_attr(lt, set, pref, kPrefAlignC, p.align_c, "alignment preference");
-        set_attr(lt, set, pref, kPrefAlignD, p.align_c, "alignment preference");
-        status = api.cublasLtMatmulAlgoGetHeuristic(st->handle, st->desc, st->la, st->lb, st->lc,
-                                                     st->lc, pref,
-                                                     static_cast<int>(results.size()),
-                                                     results.data(), &count);
-    } catch (...) {
-        api.cublasLtMatmulPreferenceDestroy(pref);
-        throw;
-    }
-    api.cublasLtMatmulPreferenceDestroy(pref);
-    if (status == 0) {
-        for (int i = 0; i < std::min<int>(count, static_cast<int>(results.size())); ++i) {
-            if (results[i].state == 0 && results[i].workspace_size <= p.max_workspace) {
-                st->algos.push_back(results[i].algo);
-                st->ws_sizes.push_back(results[i].workspace_size);
-            }
+    if (like != nullptr) {
+        const PlanState& model = state_of(like);
+        LtHeuristicResult checked{};
+        const LtAlgo& algo = model.algos[model.choice];
+        const LtStatus status = api.cublasLtMatmulAlgoCheck(st->handle, st->desc, st->la, st->lb,
+                                                            st->lc, st->lc, &algo, &checked);
+        if (status == 0 && checked.workspace_size <= p.max_workspace) {
+            st->algos.push_back(algo);
+            st->ws_sizes.push_back(checked.workspace_size);
         }
+    } else {
+        heuristic_candidates(lt, p, *st);
     }
     if (st->algos.empty()) Py_RETURN_NONE;  // no algorithm: the caller falls back
     PyObject* self = PyType_GenericAlloc(g_type, 0);

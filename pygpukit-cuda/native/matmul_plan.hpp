@@ -38,8 +38,11 @@ struct LtProblem {
 PyTypeObject* make_matmul_plan_type(void (*translate)());
 
 // A MatmulPlan for `problem` on `ctx`, or a new reference to None when cuBLASLt offers no
-// algorithm for it. Throws LtError / CudaError when a call fails.
+// algorithm for it. With `like` (another MatmulPlan, or nullptr), the plan's one candidate is
+// the algorithm `like` runs, when cuBLASLt accepts it for `problem` (else None): a product
+// cut into row slices then computes each element as the whole product did. Throws LtError /
+// CudaError when a call fails; nullptr with a TypeError when `like` is not a MatmulPlan.
 PyObject* new_matmul_plan(std::shared_ptr<CublasLt> lt, std::shared_ptr<Context> ctx,
-                          const LtProblem& problem);
+                          const LtProblem& problem, PyObject* like = nullptr);
 
 }  // namespace pgk

@@ -107,13 +107,28 @@ def test_plans_are_cached_per_problem_and_alignment(fake: Any) -> None:
     plan = plan_of(lib, 64)
     assert plan is plan_of(lib, 64, (0x1100, 0x1200, 0x1300))  # same alignments: cached
     assert len(lib.planned) == 1
-    types, a, b, out, aligns, ws, candidates = lib.planned[0]
-    assert a == (cublaslt.OP_N, 64, 64, 64, 0) and b == a
+    types, a, b, out, aligns, ws, candidates, like = lib.planned[0]
+    assert like is None and a == (cublaslt.OP_N, 64, 64, 64, 0) and b == a
     assert types == (0, 0, cublaslt.COMPUTE_32F_FAST_TF32)
     assert (out, aligns) == ((64, 64, 1, 64 * 64), (256, 256, 256))
     assert (ws, candidates) == (cublaslt.WORKSPACE_BYTES, cublaslt.HEURISTIC_RESULTS)
     plan_of(lib, 64, (0x104, 0x200, 0x300))  # a 4-byte aligned operand: a plan of its own
     assert len(lib.planned) == 2 and lib.planned[1][4] == (256, 4, 256)
+
+
+def test_a_plan_like_another_is_made_each_time_and_not_cached(fake: Any) -> None:
+    lib, _ = fake([1.0, 0.5], trial=False)
+    whole = plan_of(lib, 64)
+
+    def row_slice() -> Any:  # 32 rows of the 64-row product, pinned to its algorithm
+        return cublaslt.plan_for(lib, 0, dt.float32, True, 32, 64, 64, 0x100, (64, 1), 0x200,
+                                 (64, 1), 0x300, like=whole)  # fmt: skip
+
+    first, again = row_slice(), row_slice()
+    assert first is not again and len(lib.planned) == 3
+    assert lib.planned[1][-1] is whole and lib.planned[2][-1] is whole
+    assert lib.planned[1][3] == (64, 32, 1, 64 * 32)  # the slice's own shape
+    assert plan_of(lib, 64) is whole and len(lib.planned) == 3  # the whole one stays cached
 
 
 def test_run_takes_workspace_on_the_current_stream_per_call(fake: Any) -> None:

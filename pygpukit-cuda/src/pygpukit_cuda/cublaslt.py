@@ -159,10 +159,12 @@ _plans = plans.CUBLASLT
 def plan_for(lt: Any, device_index: int, dtype: dt.DataType, allow_tf32: bool,
              m: int, n: int, k: int, a_ptr: int, a_strides: tuple[int, int],
              b_ptr: int, b_strides: tuple[int, int], out_ptr: int,
-             batch: int = 1, a_batch: int = 0, b_batch: int = 0) -> Any:  # fmt: skip
+             batch: int = 1, a_batch: int = 0, b_batch: int = 0,
+             like: Any = None) -> Any:  # fmt: skip
     """The MatmulPlan of out (batch, m, n) contiguous = a (m, k) @ b (k, n), strides in
     elements, for these pointers' alignments; None when no layout or algorithm fits. Run it
-    through a `Product`."""
+    through a `Product`. With `like` (another MatmulPlan), a new plan, not cached, that runs
+    `like`'s chosen algorithm, or None when cuBLASLt refuses that algorithm here."""
     # column-major view: out^T (n x m) = b^T (n x k) @ a^T (k x m)
     op_a = as_operand(n, k, b_strides[1], b_strides[0])
     op_b = as_operand(k, m, a_strides[1], a_strides[0])
@@ -178,7 +180,7 @@ def plan_for(lt: Any, device_index: int, dtype: dt.DataType, allow_tf32: bool,
     compute = compute_type(dtype, allow_tf32)
     key = (device_index, dtype.name, compute, op_a, op_b, n, m, k, batch, b_batch, a_batch,
            al_b, al_a, al_c)  # fmt: skip
-    found = _plans.get(key, False)
+    found = _plans.get(key, False) if like is None else False
     if found is not False:
         return found
     from .device import context
@@ -196,7 +198,10 @@ def plan_for(lt: Any, device_index: int, dtype: dt.DataType, allow_tf32: bool,
         (al_b, al_a, al_c),
         WORKSPACE_BYTES,
         HEURISTIC_RESULTS,
+        like,
     )
+    if like is not None:
+        return plan
     if plan is not None and len(plan.workspace_sizes) > 1 and _trial_wanted(m, n, k, batch):
         _trial(plan, device_index, a_ptr, b_ptr, out_ptr)
     with _lock:

@@ -115,7 +115,8 @@ def _sliced(x1: GPUArray, x2: GPUArray, out: GPUArray, allow_tf32: bool, rows: i
     """out = x1 @ x2 as products of `rows` rows of x1 and out each (see slicing.py), by
     cuBLASLt where it takes the operands, else by our NVRTC kernel (whose 64-row tiles the
     256-row slices keep whole, so each output element is computed as in the whole launch);
-    False, before any work, when neither serves the dtype."""
+    False, before any work, when neither serves the dtype. cuBLASLt's slices run the
+    algorithm it chose for the whole product (`_pinned_slices`) where it accepts that."""
     dtype = out.dtype
     if x1.dtype is not dtype or x2.dtype is not dtype:
         return False
@@ -123,7 +124,8 @@ def _sliced(x1: GPUArray, x2: GPUArray, out: GPUArray, allow_tf32: bool, rows: i
     if lt is None and dtype not in MATMUL_DTYPES:
         return False
     m = x1.shape[0]
-    for start in range(0, m, rows):
+    first = _pinned_slices(lt, x1, x2, out, allow_tf32, rows) if lt is not None else 0
+    for start in range(first, m, rows):
         stop = min(m, start + rows)
         if start:
             slicing.between_slices()
@@ -136,6 +138,45 @@ def _sliced(x1: GPUArray, x2: GPUArray, out: GPUArray, allow_tf32: bool, rows: i
             _nvrtc_matmul(x1[start:], x2, out[start:], allow_tf32)
             break
     return True
+
+
+def _pinned_slices(lt: Any, x1: GPUArray, x2: GPUArray, out: GPUArray, allow_tf32: bool,
+                   rows: int) -> int:  # fmt: skip
+    """Run the row slices of a 2-D product with the algorithm cuBLASLt picks (and the trial
+    confirms) for the whole product, so that each element comes out bit-identical to the
+    whole product's: left to itself cuBLASLt picks per shape, and a slice's pick (split-K,
+    another tile) rounds differently. Returns the first row not done: 0 when the operands
+    have no plain layout or no whole plan, later when cuBLASLt refuses the algorithm for a
+    slice's shape (the rest then plan alone). The whole plan is the one an unsliced call
+    would use (its trial, on first sight of the shape, runs whole)."""
+    size = out.dtype.itemsize
+    if x1.ndim != 2 or x2.ndim != 2 or any(s % size for s in (*x1.strides, *x2.strides)):
+        return 0
+    a, b = _ElementView(x1, size), _ElementView(x2, size)
+    if not (a.fits() and b.fits()):
+        return 0
+    index, dtype = out.device.index, out.dtype
+    (m, k), n = x1.shape, x2.shape[1]
+    sa, sb = (a.strides[0], a.strides[1]), (b.strides[0], b.strides[1])
+    out_ptr = _ptr(out)
+    whole = cublaslt.plan_for(lt, index, dtype, allow_tf32, m, n, k, a.ptr, sa, b.ptr, sb,
+                              out_ptr)  # fmt: skip
+    if whole is None:
+        return 0
+    products: dict[int, cublaslt.Product] = {}  # slice rows -> its pinned product
+    for start in range(0, m, rows):
+        count = min(m, start + rows) - start
+        a_ptr, c_ptr = a.ptr + start * sa[0] * size, out_ptr + start * n * size
+        if count not in products:
+            plan = cublaslt.plan_for(lt, index, dtype, allow_tf32, count, n, k, a_ptr, sa,
+                                     b.ptr, sb, c_ptr, like=whole)  # fmt: skip
+            if plan is None:
+                return start
+            products[count] = cublaslt.Product(plan, index)
+        if start:
+            slicing.between_slices()
+        products[count](a_ptr, b.ptr, c_ptr)
+    return m
 
 
 def _batch_sliced(x1: GPUArray, x2: GPUArray, out: GPUArray, allow_tf32: bool) -> bool:

@@ -13,7 +13,21 @@ pytestmark = pytest.mark.gpu
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32"])
 def test_sliced_product_is_identical_to_the_whole(dtype, slicing_shrink):
     # under compute-sanitizer each dimension and the slices are smaller (tests/cuda/conftest.py)
-    m, k = 8192 // slicing_shrink, 4096 // slicing_shrink
+    check_sliced_is_whole(dtype, 8192 // slicing_shrink, 4096 // slicing_shrink)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32"])
+def test_slices_of_small_products_run_the_whole_products_algorithm(dtype, monkeypatch):
+    # 1024 x 512 @ 512 x 1024 in 128-row slices: left to itself cuBLASLt picks another float32
+    # algorithm for a slice's shape than for the whole (it did on the H100: 1-ulp differences)
+    from pygpukit_cuda import slicing
+
+    monkeypatch.setattr(slicing, "SLICE_FLOPS", slicing.SLICE_FLOPS // 2048)
+    monkeypatch.setattr(slicing, "ROW_STEP", slicing.ROW_STEP // 8)
+    check_sliced_is_whole(dtype, 1024, 512)
+
+
+def check_sliced_is_whole(dtype: str, m: int, k: int) -> None:
     rng = np.random.default_rng()
     a = rng.standard_normal((m, k)).astype(np.float32) / 64
     b = rng.standard_normal((k, m)).astype(np.float32) / 64
