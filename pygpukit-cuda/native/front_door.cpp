@@ -1,6 +1,6 @@
-// FrontDoor (see front_door.hpp). Measured reason it exists: the reference door's checks,
-// in Python, took ~0.3 us of a ~0.9 us one-element add on the null driver; here they take
-// a few tens of nanoseconds.
+// FrontDoor (see front_door.hpp). Measured reason it exists: on the null driver the
+// reference door's checks, in Python, took ~0.35 us of a ~0.95 us one-element add; here
+// they take ~0.1 us (the dtype's name, two dict reads, the ContextVar, one call).
 #include "front_door.hpp"
 
 #include <structmember.h>

@@ -345,7 +345,8 @@ def apply_binary(
 # straight to it; what `fresh` declines goes to `declined` (the kernel, without asking
 # `fresh` again), anything else to `general` (the whole op layer). _python_door is the
 # reference; a provider's native extension may put in a door of its own (`use_front_doors`)
-# that behaves the same in one C call: these checks in Python cost ~0.1 us of a ~0.8 us op.
+# that behaves the same in one C call (on the null driver the checks cost ~0.35 us in
+# Python and ~0.1 us in C, of a one-element add of ~0.7-0.95 us).
 
 
 class _Door(NamedTuple):
