@@ -1,18 +1,37 @@
-"""How much of a tiny op's host time is the driver's launch call: host time alone per call
-(`pygpukit.benchmark.timing.issue_us`) of a bare native launch of a one-thread kernel (a
-LaunchPlan: one vectorcall into C++, then cuLaunchKernel), of `gp.add` on one-element arrays,
-and of PyTorch's add, sampled in turn on the same host.
+"""Where a tiny op's host time goes, step by step, on the host it runs on: host time alone
+per call (`pygpukit.benchmark.timing.issue_us`: bursts of 64 calls, the sync after each
+burst untimed) of
+
+- a bare native launch of a one-thread kernel (a LaunchPlan: one vectorcall into C++, then
+  cuLaunchKernel), the floor under any tiny op;
+- an allocation from the device's pool, freed at once (no launch);
+- both together;
+- the learned fast path of add (`fresh`), the op's front door, and `gp.add` itself;
+- PyTorch's add, where PyTorch is installed and the driver is real,
+
+sampled in turn, so a drift of the host's speed lands on all of them alike. On the null
+driver (scripts/null_libcuda.c) every step but the GPU runs, which separates our own cost
+from the driver's:
 
     python scripts/probe_launch_floor.py
+    cc -O2 -shared -fPIC -o /tmp/libnullcuda.so scripts/null_libcuda.c
+    PYGPUKIT_CUDA_DRIVER=/tmp/libnullcuda.so OPENBLAS_NUM_THREADS=1 \
+        python scripts/probe_launch_floor.py
 """
 
 from __future__ import annotations
 
+import argparse
+import os
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import pygpukit as gp
-import torch
+from pygpukit._ops import elementwise
 from pygpukit.benchmark.timing import ISSUE_CALLS, issue_us
 from pygpukit_cuda import launch_plan, launcher
+from pygpukit_cuda.device import _allocators
 from pygpukit_cuda.device_facts import data_ptr
 
 NOOP = r"""
@@ -20,19 +39,48 @@ extern "C" __global__ void pgk_probe_store(float* y) { y[threadIdx.x] = 1.0f; }
 """
 
 
-def main() -> None:
+def cases() -> tuple[dict[str, Callable[[], Any]], Callable[[], None]]:
+    """The steps to time, and the sync to run between bursts."""
     a = gp.asarray(np.array([1.5], np.float32), device="cuda")
     b = gp.asarray(np.array([2.25], np.float32), device="cuda")
+    gp.add(a, b)  # learns the fast path
     fn = launcher.function(0, "pgk_probe_store", NOOP, "@Q")
     plan = launch_plan.make(fn.context, fn.handle, (1,), (1,), 0, fn.packer.pack(0), [(0, "P")])
     out = data_ptr(a)
+    allocate = _allocators[a.device.index].allocate
+    door = elementwise._doors["add"]
+    fresh = door.known["float32"][2]
+    steps: dict[str, Callable[[], Any]] = {
+        "native launch (LaunchPlan)": lambda: plan(0, out),
+        "pool allocation and free": lambda: allocate(4),
+        "allocation + launch": lambda: (allocate(4), plan(0, out)),
+        "fast path (fresh)": lambda: fresh(a, b),
+        "front door": lambda: door.cell[0](a, b),
+        "gp.add": lambda: gp.add(a, b),
+    }
+    sync: Callable[[], None] = gp.cuda.synchronize
+    if "PYGPUKIT_CUDA_DRIVER" in os.environ:
+        return steps, sync  # the null driver: PyTorch would open the real one
+    try:
+        import torch
+    except ImportError:
+        return steps, sync
     ta, tb = torch.ones(1, device="cuda"), torch.ones(1, device="cuda")
-    sync = torch.cuda.synchronize
-    names = ["native launch (LaunchPlan)", "gp.add", "torch.add"]
-    got = issue_us([(lambda: plan(0, out), sync), (lambda: gp.add(a, b), sync),
-                    (lambda: torch.add(ta, tb), sync)], rounds=101)  # fmt: skip
-    for name, us in zip(names, got, strict=True):
-        print(f"{name:<28} {us:6.2f} us/call (host time alone, {ISSUE_CALLS} calls)")
+    steps["torch.add"] = lambda: torch.add(ta, tb)
+    return steps, torch.cuda.synchronize  # waits for both: one primary context
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=101, help="bursts per step and repeat")
+    ap.add_argument("--repeats", type=int, default=2, help="times to measure every step")
+    args = ap.parse_args()
+    steps, sync = cases()
+    for repeat in range(args.repeats):
+        got = issue_us([(fn, sync) for fn in steps.values()], rounds=args.rounds)
+        print(f"repeat {repeat + 1}: host time alone, us/call in bursts of {ISSUE_CALLS}")
+        for name, us in zip(steps, got, strict=True):
+            print(f"  {name:<28} {us:6.2f}")
 
 
 if __name__ == "__main__":

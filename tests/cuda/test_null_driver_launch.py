@@ -112,3 +112,21 @@ def test_eager_launches_stay_plain_and_captured_ones_go_programmatic(
     launches, programmatic, queries = facts["captured"]  # type: ignore[misc]
     assert launches == programmatic == 6 and queries >= 6
     assert facts["eager_again"] == [1, 0, 0]
+
+
+def test_launch_floor_probe_times_every_step(null_driver: Path, tmp_path: Path) -> None:
+    """scripts/probe_launch_floor.py (the step-by-step host time of a one-element add that
+    the benchmark notes quote) runs on the null driver and prints a time for every step."""
+    script = SOURCE.parent / "probe_launch_floor.py"
+    env = {**os.environ, "PYGPUKIT_CUDA_DRIVER": str(null_driver),
+           "PYGPUKIT_CACHE_DIR": str(tmp_path)}  # fmt: skip
+    result = subprocess.run([sys.executable, str(script), "--rounds", "3", "--repeats", "1"],
+                            capture_output=True, text=True, env=env, timeout=300)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("repeat 1: host time alone")
+    steps = {line[:30].strip(): float(line[30:]) for line in lines[1:]}
+    assert list(steps) == ["native launch (LaunchPlan)", "pool allocation and free",
+                           "allocation + launch", "fast path (fresh)", "front door",
+                           "gp.add"]  # fmt: skip
+    assert all(us > 0 for us in steps.values())
