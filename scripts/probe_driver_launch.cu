@@ -1,8 +1,9 @@
 // How long the CUDA driver itself takes to launch a one-thread kernel on this host, with no
 // Python in the way: the floor under any library's tiny-op host time. Host time per launch
 // in bursts of 64 (the sync after each burst untimed), through each launch API and on each
-// kind of stream, sampled in turn. On the lent H100 (driver 580) the API and the stream moved
-// the cost by 0.1-0.2 us at most, against 3.0-4.3 us from one minute to the next. Run:
+// kind of stream, sampled in turn. On the lent H100 (driver 580) the driver API's variants
+// and the stream kinds were within 0.1-0.25 us of each other (the runtime's, up to 0.6 us
+// slower), while the host's minute moved every one of them between 3.0 and 5.0 us. Run:
 //
 //     nvcc -O2 -arch=sm_90 -o /tmp/probe_driver_launch scripts/probe_driver_launch.cu -lcuda
 //     /tmp/probe_driver_launch
