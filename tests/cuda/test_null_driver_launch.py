@@ -38,12 +38,18 @@ def null_driver(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def run_python(code: str, driver: Path, tmp: Path) -> dict[str, object]:
+def run_on_null(args: list[str], driver: Path, tmp: Path) -> str:
+    """stdout of a fresh interpreter run with `args` on the null driver (which must succeed)."""
     env = {**os.environ, "PYGPUKIT_CUDA_DRIVER": str(driver), "PYGPUKIT_CACHE_DIR": str(tmp)}
-    result = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
-                            text=True, env=env, timeout=300)  # fmt: skip
+    result = subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env,
+                            timeout=300)  # fmt: skip
     assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+    return result.stdout
+
+
+def run_python(code: str, driver: Path, tmp: Path) -> dict[str, object]:
+    out = run_on_null(["-c", textwrap.dedent(code)], driver, tmp)
+    return json.loads(out.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
 PROBE = """
@@ -118,14 +124,10 @@ def test_launch_floor_probe_times_every_step(null_driver: Path, tmp_path: Path) 
     """scripts/probe_launch_floor.py (the step-by-step host time of a one-element add that
     the benchmark notes quote) runs on the null driver and prints a time for every step."""
     script = SOURCE.parent / "probe_launch_floor.py"
-    env = {**os.environ, "PYGPUKIT_CUDA_DRIVER": str(null_driver),
-           "PYGPUKIT_CACHE_DIR": str(tmp_path)}  # fmt: skip
-    result = subprocess.run([sys.executable, str(script), "--rounds", "3", "--repeats", "1"],
-                            capture_output=True, text=True, env=env, timeout=300)  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    lines = result.stdout.splitlines()
+    out = run_on_null([str(script), "--rounds", "3", "--repeats", "1"], null_driver, tmp_path)
+    lines = out.splitlines()
     assert lines[0].startswith("repeat 1: host time alone")
-    steps = {line[:30].strip(): float(line[30:]) for line in lines[1:]}
+    steps = {name.strip(): float(us) for name, us in (line.rsplit(None, 1) for line in lines[1:])}
     assert list(steps) == ["native launch (LaunchPlan)", "pool allocation and free",
                            "allocation + launch", "fast path (fresh)", "front door",
                            "gp.add"]  # fmt: skip
