@@ -161,28 +161,18 @@ if [ "$install_ok" = 1 ]; then
     elif wanted conformance; then
         conformance
     fi
-    # compute-sanitizer over the GPU tests, each tool in turn (SANITIZE_TOOLS; SANITIZE_ARGS
-    # replace the test selection). Host backtraces stay off: collecting them holds Python
-    # frames (and the arrays in them) alive, which the pool-baseline fixture reports as
-    # leaks; device backtraces still point at the faulting kernel line.
+    # compute-sanitizer over the GPU tests, each tool in turn (SANITIZE_TOOLS), one sanitized
+    # pytest process per chunk of tests: xdist workers under the sanitizer stall (see
+    # scripts/sanitize_in_chunks.py, which also holds each tool's flags). SANITIZE_ARGS
+    # replace the selection and the number of processes at once. Host backtraces stay off:
+    # collecting them holds Python frames (and the arrays in them) alive, which the
+    # pool-baseline fixture reports as leaks; device backtraces still point at the faulting
+    # kernel line.
     if wanted sanitize; then
-        eval "sanitize_args=(${SANITIZE_ARGS:--n 8 --dist loadfile tests/cuda/gpu})"
+        eval "sanitize_args=(${SANITIZE_ARGS:---jobs 8 tests/cuda/gpu})"
         for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
-            # memcheck: the tests provoke failing API calls on purpose (out-of-memory, a bad
-            # launch shape) and check the errors we raise, so API errors are not reported.
-            # racecheck cannot follow the asynchronous barriers of cuBLASLt's sm90 GEMMs
-            # (nvjet_*: hazards inside NVIDIA's library), and leaving them out by name crashes
-            # it ("failed to handle a hardware exception": a cluster kernel it did not
-            # instrument), so it runs with cuBLASLt off (products on our own GEMM kernels)
-            # and no kernel filter
-            flags=(--report-api-errors no)
-            cublaslt=1
-            [ "$tool" = racecheck ] && flags=() && cublaslt=0
-            step "sanitize-$tool" "$OUT/sanitize-$tool.log" env PYGPUKIT_UNDER_SANITIZER=1 \
-                PYGPUKIT_CUBLASLT=$cublaslt \
-                compute-sanitizer --tool "$tool" "${flags[@]}" --show-backtrace device --target-processes all \
-                --print-limit 50 --error-exitcode 3 "$PY" -m pytest -p no:cacheprovider -q -rfE \
-                "${sanitize_args[@]}"
+            step "sanitize-$tool" "$OUT/sanitize-$tool.log" "$PY" "$ROOT/scripts/sanitize_in_chunks.py" \
+                --tool "$tool" --out "$OUT/sanitize-$tool" "${sanitize_args[@]}"
         done
     fi
     # The benchmark beside PyTorch and CuPy, as ratios (full sizes unless BENCH_ARGS says).
