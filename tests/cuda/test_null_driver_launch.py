@@ -122,13 +122,24 @@ def test_eager_launches_stay_plain_and_captured_ones_go_programmatic(
 
 def test_launch_floor_probe_times_every_step(null_driver: Path, tmp_path: Path) -> None:
     """scripts/probe_launch_floor.py (the step-by-step host time of a one-element add that
-    the benchmark notes quote) runs on the null driver and prints a time for every step."""
+    the benchmark notes quote) runs on the null driver and prints a time for every step, at
+    each burst length asked for, the longer one also as the benchmark row times it."""
     script = SOURCE.parent / "probe_launch_floor.py"
-    out = run_on_null([str(script), "--rounds", "3", "--repeats", "1"], null_driver, tmp_path)
-    lines = out.splitlines()
-    assert lines[0].startswith("repeat 1: host time alone")
-    steps = {name.strip(): float(us) for name, us in (line.rsplit(None, 1) for line in lines[1:])}
-    assert list(steps) == ["native launch (LaunchPlan)", "pool allocation and free",
-                           "allocation + launch", "fast path (fresh)", "front door",
-                           "gp.add"]  # fmt: skip
-    assert all(us > 0 for us in steps.values())
+    args = [str(script), "--rounds", "3", "--repeats", "1", "--calls", "8,100"]
+    out = run_on_null(args, null_driver, tmp_path)
+    blocks: dict[str, dict[str, float]] = {}
+    for line in out.splitlines():
+        if line.startswith("repeat"):
+            header = line
+            blocks[header] = {}
+        else:
+            name, us = line.rsplit(None, 1)
+            blocks[header][name.strip()] = float(us)
+    alone = "repeat 1: host time alone, us/call in bursts of"
+    as_row = "repeat 1: as the benchmark row (sync timed), bursts of"
+    assert list(blocks) == [f"{alone} 8", f"{alone} 100", f"{as_row} 100"]
+    for steps in blocks.values():
+        assert list(steps) == ["native launch (LaunchPlan)", "pool allocation and free",
+                               "allocation + launch", "fast path (fresh)", "front door",
+                               "gp.add"]  # fmt: skip
+        assert all(us > 0 for us in steps.values())

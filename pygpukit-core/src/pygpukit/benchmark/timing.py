@@ -245,10 +245,12 @@ ISSUE_CALLS = 64
 
 
 def issue_us(
-    contestants: list[tuple[Callable[[], Any], Callable[[], None]]], rounds: int = 41
+    contestants: list[tuple[Callable[[], Any], Callable[[], None]]],
+    rounds: int = 41,
+    calls: int = ISSUE_CALLS,
 ) -> list[float]:
     """Host time alone per call, in microseconds, for each (fn, sync): the median over
-    `rounds` of ISSUE_CALLS back-to-back calls timed up to the last call's return, the sync
+    `rounds` of `calls` back-to-back calls timed up to the last call's return, the sync
     that follows not counted; contestants take turns as in `per_call_interleaved`. Where
     the burst time of `per_call_interleaved` is larger, the device (or the driver's launch
     rate), not the host, sets the pace."""
@@ -258,9 +260,9 @@ def issue_us(
             for (fn, sync), got in zip(contestants, samples, strict=True):
                 sync()
                 start = time.perf_counter()
-                for _ in range(ISSUE_CALLS):
+                for _ in range(calls):
                     fn()
-                got.append((time.perf_counter() - start) * 1e6 / ISSUE_CALLS)
+                got.append((time.perf_counter() - start) * 1e6 / calls)
                 sync()
     return [statistics.median(got) for got in samples]
 
