@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -105,10 +106,15 @@ def run_chunk(chunk: Chunk, args: argparse.Namespace, deadline: float) -> Chunk:
     start = time.monotonic()
     log = args.out / f"chunk_{chunk.index:03d}.log"
     with log.open("w") as sink:
+        # a session of its own: at the budget's end the sanitizer goes with its pytest
+        # child, which would otherwise live on holding the GPU
+        proc = subprocess.Popen(cmd, stdout=sink, stderr=subprocess.STDOUT, env=env,
+                                start_new_session=True)  # fmt: skip
         try:
-            chunk.rc = subprocess.run(cmd, stdout=sink, stderr=subprocess.STDOUT, env=env,
-                                      timeout=left, check=False).returncode  # fmt: skip
+            chunk.rc = proc.wait(timeout=left)
         except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
             chunk.rc = 124
     chunk.seconds = time.monotonic() - start
     text = log.read_text(errors="replace")

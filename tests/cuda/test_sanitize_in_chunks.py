@@ -109,3 +109,22 @@ def test_bad_arguments_are_named(folder: Path) -> None:
     rc, out = run(folder, "memcheck", "--jobs", "0")
     assert rc == 2
     assert "--jobs and --chunk must be at least 1, got 0 and 2" in out
+
+
+def test_a_chunk_over_the_budget_is_killed_with_its_tests(folder: Path) -> None:
+    """At the budget's end a running chunk's whole process group goes: no pytest process is
+    left holding the GPU."""
+    pid_file = folder / "sleeper.pid"
+    (folder / "tiny_tests" / "test_third.py").write_text(textwrap.dedent(f"""
+        import os, time
+        def test_sleeps():
+            open({str(pid_file)!r}, "w").write(str(os.getpid()))
+            time.sleep(600)
+    """))  # fmt: skip
+    rc, out = run(folder, "memcheck", "--budget", "20")
+    assert rc == 1, out
+    assert re.search(r"FAIL chunk +3 \(\S*test_third.py, 1 tests\): rc 124", out), out
+    pid = int(pid_file.read_text())
+    stat = Path(f"/proc/{pid}/stat")
+    state = stat.read_text().rsplit(")", 1)[1].split()[0] if stat.exists() else "gone"
+    assert state in ("gone", "Z", "X"), f"pytest {pid} still running: {state}"
