@@ -164,10 +164,7 @@ if [ "$install_ok" = 1 ]; then
     # compute-sanitizer over the GPU tests, each tool in turn (SANITIZE_TOOLS), one sanitized
     # pytest process per chunk of tests: xdist workers under the sanitizer stall (see
     # scripts/sanitize_in_chunks.py, which also holds each tool's flags). SANITIZE_ARGS
-    # replace the selection and the number of processes at once. Host backtraces stay off:
-    # collecting them holds Python frames (and the arrays in them) alive, which the
-    # pool-baseline fixture reports as leaks; device backtraces still point at the faulting
-    # kernel line.
+    # replace the selection and the number of processes at once.
     if wanted sanitize; then
         eval "sanitize_args=(${SANITIZE_ARGS:---jobs 8 tests/cuda/gpu})"
         for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do

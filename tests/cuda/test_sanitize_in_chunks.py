@@ -21,13 +21,14 @@ FAKE_SANITIZER = """\
 import os, subprocess, sys
 args = sys.argv[1:]
 assert args[:2] == ["--tool", os.environ["EXPECT_TOOL"]], args
-with_values = {"--tool", "--report-api-errors", "--show-backtrace", "--print-limit",
-               "--error-exitcode"}
+with_values = {"--tool", "--report-api-errors", "--show-backtrace", "--target-processes",
+               "--print-limit", "--error-exitcode"}
 seen = []
 while args[0].startswith("--"):
     seen.append(args[0])
     args = args[2:] if seen[-1] in with_values else args[1:]
 assert ("--report-api-errors" in seen) == (os.environ["EXPECT_TOOL"] == "memcheck"), seen
+assert "--target-processes" in seen, seen
 rc = subprocess.run(args).returncode
 found = int(os.environ.get("FAKE_FOUND", "0"))
 if os.environ["EXPECT_TOOL"] == "memcheck":
