@@ -65,21 +65,21 @@ class Chunk:
         return f"rc {self.rc}, {tests}, {found}, {self.seconds:.0f} s"
 
 
-def collect(python: str, paths: list[str]) -> list[str]:
-    """The node ids pytest would run for `paths`, in its order."""
+def collect(python: str, paths: list[str], marks: str) -> list[str]:
+    """The node ids pytest would run for `paths` under `-m marks`, in its order."""
     # ids relative to here, where the chunks run
     cmd = [python, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
-           f"--rootdir={os.getcwd()}", *paths]  # fmt: skip
+           f"--rootdir={os.getcwd()}", "-m", marks, *paths]  # fmt: skip
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    ids = [line.strip() for line in done.stdout.splitlines() if "::" in line]
-    if done.returncode not in (0, 5) or not ids:  # 5: nothing collected
+    if done.returncode not in (0, 5):  # 5: nothing collected
         sys.exit(f"collecting {paths} failed (rc {done.returncode}):\n{done.stdout[-2000:]}"
                  f"{done.stderr[-2000:]}")  # fmt: skip
-    return ids
+    return [line.strip() for line in done.stdout.splitlines() if "::" in line]
 
 
-def cut(ids: list[str], size: int) -> list[Chunk]:
-    """Chunks of at most `size` ids, each from one file, files in sorted order."""
+def cut(ids: list[str], size: int, first: int = 0) -> list[Chunk]:
+    """Chunks of at most `size` ids, each from one file, files in sorted order, numbered
+    from `first`."""
     by_file: dict[str, list[str]] = defaultdict(list)
     for node in ids:
         by_file[node.split("::", 1)[0]].append(node)
@@ -87,7 +87,7 @@ def cut(ids: list[str], size: int) -> list[Chunk]:
     for name in sorted(by_file):
         got = by_file[name]
         for start in range(0, len(got), size):
-            chunks.append(Chunk(len(chunks), got[start : start + size]))
+            chunks.append(Chunk(first + len(chunks), got[start : start + size]))
     return chunks
 
 
@@ -145,17 +145,25 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--jobs and --chunk must be at least 1, got {args.jobs} and {args.chunk}")
     deadline = time.monotonic() + args.budget
     args.out.mkdir(parents=True, exist_ok=True)
-    chunks = cut(collect(args.python, args.paths), args.chunk)
+    # tests marked `alone` (timing, the whole device's memory) run after the others, one
+    # chunk at a time, as in the device round's pytest
+    shared = cut(collect(args.python, args.paths, "not alone"), args.chunk)
+    alone = cut(collect(args.python, args.paths, "alone"), args.chunk, first=len(shared))
+    chunks = shared + alone
+    if not chunks:
+        sys.exit(f"no tests collected from {args.paths}")
     print(f"{args.tool}: {sum(len(c.ids) for c in chunks)} tests in {len(chunks)} chunks, "
-          f"{args.jobs} at once; logs in {args.out}", flush=True)  # fmt: skip
-    with ThreadPoolExecutor(args.jobs) as pool:
-        running = [pool.submit(run_chunk, c, args, deadline) for c in chunks]
-        for done in as_completed(running):  # a line per chunk as it ends: the progress
-            chunk = done.result()
-            mark = "ok  " if chunk.clean else "FAIL"
-            first = chunk.ids[0].split("::", 1)[0]
-            print(f"{mark} chunk {chunk.index:3d} ({first}, {len(chunk.ids)} tests): "
-                  f"{chunk.describe()}", flush=True)  # fmt: skip
+          f"{args.jobs} at once, then {len(alone)} alone; logs in {args.out}",
+          flush=True)  # fmt: skip
+    for group, jobs in ((shared, args.jobs), (alone, 1)):
+        with ThreadPoolExecutor(jobs) as pool:
+            running = [pool.submit(run_chunk, c, args, deadline) for c in group]
+            for done in as_completed(running):  # a line per chunk as it ends: the progress
+                chunk = done.result()
+                mark = "ok  " if chunk.clean else "FAIL"
+                first = chunk.ids[0].split("::", 1)[0]
+                print(f"{mark} chunk {chunk.index:3d} ({first}, {len(chunk.ids)} tests): "
+                      f"{chunk.describe()}", flush=True)  # fmt: skip
     totals: dict[str, int] = defaultdict(int)
     for chunk in chunks:
         for k, n in chunk.outcome.items():

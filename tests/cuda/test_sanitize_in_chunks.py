@@ -129,3 +129,31 @@ def test_a_chunk_over_the_budget_is_killed_with_its_tests(folder: Path) -> None:
     stat = Path(f"/proc/{pid}/stat")
     state = stat.read_text().rsplit(")", 1)[1].split()[0] if stat.exists() else "gone"
     assert state in ("gone", "Z", "X"), f"pytest {pid} still running: {state}"
+
+
+def test_tests_marked_alone_run_after_all_the_others(folder: Path) -> None:
+    """An `alone` test (the whole device's memory, timing) starts only once every other
+    chunk has ended: each test records its end, and the alone one checks them all."""
+    tests = folder / "tiny_tests"
+    ends = folder / "ends"
+    ends.mkdir()
+    (tests / "conftest.py").write_text(textwrap.dedent(f"""
+        import os, time, pytest
+        def pytest_configure(config):
+            config.addinivalue_line("markers", "alone: runs with nothing beside it")
+        @pytest.fixture(autouse=True)
+        def record_end(request):
+            time.sleep(0.5)  # so a chunk beside the alone one would still be running
+            yield
+            open(os.path.join({str(ends)!r}, request.node.name), "w").close()
+    """))  # fmt: skip
+    (tests / "test_by_itself.py").write_text(textwrap.dedent(f"""
+        import os, pytest
+        @pytest.mark.alone
+        def test_nothing_else_runs():
+            assert len(os.listdir({str(ends)!r})) == 5
+    """))  # fmt: skip
+    rc, out = run(folder, "memcheck")
+    assert rc == 0, out
+    assert "memcheck: 6 tests in 4 chunks, 2 at once, then 1 alone" in out
+    assert re.search(r"ok   chunk +3 \(\S*test_by_itself.py, 1 tests\)", out), out
