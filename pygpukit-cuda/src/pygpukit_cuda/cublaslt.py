@@ -37,7 +37,7 @@ from typing import Any
 from pygpukit import GPUArray
 from pygpukit.core import dtypes as dt
 
-from . import _loader, plans, runtime_libs, streams
+from . import _loader, plans, runtime_libs, slicing, streams
 
 #: Workspace a product may use (what cuBLASLt's Hopper kernels like to have).
 WORKSPACE_BYTES = 32 << 20
@@ -263,11 +263,14 @@ def _trial(plan: Any, device_index: int, a_ptr: int, b_ptr: int, d_ptr: int) -> 
     run time the device alone. (Back-to-back runs of a small product time the host's
     launches instead, and on weights already in L2: a different, often slower, pick.)
     Bounded: about TRIAL_BUDGET_MS in all, and one warm-up run per candidate (lazy kernel
-    loading)."""
+    loading). Inside a best-effort task it yields before each timed run, as a sliced op
+    does between slices: the trial's device time is many times one product's, and a
+    guaranteed task should wait behind one run of it, not the whole trial."""
     stream = streams.current(device_index)
     handle = stream.ptr
     pool = _pool_for(stream, device_index)
     sizes = plan.workspace_sizes
+    yielding = slicing.wanted()
     ws = pool.allocate(max(sizes), handle)
     flush = _flush_buffer(device_index)  # freed when the trial returns
     pairs = [(streams.Event(device=device_index), streams.Event(device=device_index))
@@ -278,6 +281,8 @@ def _trial(plan: Any, device_index: int, a_ptr: int, b_ptr: int, d_ptr: int) -> 
             if warm:  # kernel loading
                 plan.run(i, handle, b_ptr, a_ptr, d_ptr, ws.ptr)
             for start, end in pairs[:reps]:
+                if yielding:  # raises TaskCancelled once the task is cancelled
+                    slicing.between_slices()
                 if flush is not None:
                     _flush(flush)
                 start.record()

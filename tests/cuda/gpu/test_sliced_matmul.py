@@ -47,3 +47,50 @@ def check_sliced_is_whole(dtype: str, m: int, k: int) -> None:
     ref = a.astype(np.float64) @ b.astype(np.float64)
     err = np.linalg.norm(got - ref) / np.linalg.norm(ref)
     assert err < (1e-2 if dtype != "float32" else 1e-3)
+
+
+def test_a_best_effort_products_algorithm_trial_gives_way_between_runs(monkeypatch):
+    # the first call of a decode-shaped product times cuBLASLt's candidates on it (dozens of
+    # runs, each after an L2-sized pass): inside a best-effort task it yields before each
+    # timed run, as a sliced product does between slices; outside one it never yields
+    from pygpukit_cuda import cublaslt, slicing
+
+    if cublaslt.library() is None:
+        pytest.skip("no cuBLASLt here")
+    monkeypatch.setenv("PYGPUKIT_CUBLASLT_TRIAL", "auto")
+    trials: list[int] = []
+    yields: list[int] = []
+    real_trial, real_yield = cublaslt._trial, slicing.between_slices
+
+    def counted_trial(*args):
+        trials.append(len(yields))
+        real_trial(*args)
+
+    def counted_yield():
+        yields.append(1)
+        real_yield()
+
+    monkeypatch.setattr(cublaslt, "_trial", counted_trial)
+    monkeypatch.setattr(slicing, "between_slices", counted_yield)
+    rng = np.random.default_rng()
+
+    def product(m: int, k: int, n: int):
+        # shapes no other test plans, so that this call is the one that plans and tries
+        a = rng.standard_normal((m, k)).astype(np.float32) / 32
+        b = rng.standard_normal((k, n)).astype(np.float32) / 32
+        x = gp.asarray(a, device="cuda:0").astype("bfloat16")
+        y = gp.asarray(b, device="cuda:0").astype("bfloat16")
+        ref = x.astype("float32").to_numpy().astype(np.float64) @ y.astype("float32").to_numpy()
+        return ref, lambda: gp.matmul(x, y).astype("float32").to_numpy()
+
+    ref, run = product(3, 1344, 1728)
+    np.testing.assert_allclose(run(), ref, rtol=2e-2, atol=2e-2)
+    assert trials == [0] and yields == [], "the trial outside a task should run without yielding"
+
+    ref, run = product(5, 1408, 1856)
+    with gp.Scheduler(total_memory="8GB", device="cuda:0") as sched:
+        got = sched.submit(run, policy="best_effort").result(120)
+    np.testing.assert_allclose(got, ref, rtol=2e-2, atol=2e-2)
+    assert len(trials) == 2, "the best-effort product was not tried"
+    # at least one timed run of the heuristic's first candidate and of one other
+    assert len(yields) >= 2, f"the trial yielded {len(yields)} times"
