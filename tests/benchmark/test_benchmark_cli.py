@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -88,6 +89,17 @@ def test_report_is_ascii_markdown_with_one_table_per_family(saved: Any) -> None:
     rule = out.splitlines()[out.splitlines().index(header) + 1]
     assert set(rule) <= {"|", "-", " "}
     assert "[1/" in err and "done" in err  # progress goes to stderr, not into the table
+
+
+def test_the_run_records_what_the_host_was_doing_when_it_started(saved: Any) -> None:
+    # tiny-op rows time the host as much as the library: the report says how busy it was
+    path, out, _ = saved
+    host = json.loads(path.read_text())["environment"]["host"]
+    assert host["cpus"] == os.cpu_count()
+    assert isinstance(host["load_1m"], float) and host["load_1m"] >= 0
+    assert isinstance(host["load_5m"], float) and host["load_5m"] >= 0
+    line = f"- host at the start: {host['cpus']} CPUs, load average {host['load_1m']} (1 min), "
+    assert line in out
 
 
 def test_compare_reports_the_change_and_fails_on_a_doctored_regression(

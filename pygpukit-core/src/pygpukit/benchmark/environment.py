@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import os
 import platform
 import subprocess
 from pathlib import Path
@@ -24,6 +25,19 @@ def _commit() -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def host_load() -> dict[str, Any]:
+    """The host's CPU count and load averages when the run starts. Tiny-op rows measure the
+    host as much as the library: on the lent H100, runs right after a test round read slower
+    for every library, so a reader needs to know what the host was doing."""
+    load: dict[str, Any] = {"cpus": os.cpu_count()}
+    try:
+        one, five, _ = os.getloadavg()
+    except (AttributeError, OSError):  # not on every platform (Windows has none)
+        return load
+    load.update(load_1m=round(one, 2), load_5m=round(five, 2))
+    return load
 
 
 def collect(device: Any, peers: list[Peer]) -> dict[str, Any]:
@@ -54,6 +68,7 @@ def collect(device: Any, peers: list[Peer]) -> dict[str, Any]:
         "versions": versions,
         "platform": platform.platform(),
         "processor": platform.processor() or platform.machine(),
+        "host": host_load(),
         "timestamp": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "commit": _commit(),
     }

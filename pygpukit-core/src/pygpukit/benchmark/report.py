@@ -113,6 +113,10 @@ def environment_lines(env: dict[str, Any]) -> list[str]:
         f"- run: {env.get('timestamp', '?')}"
         + (f", commit {env['commit']}" if env.get("commit") else ""),
     ]  # fmt: skip
+    host = env.get("host", {})
+    if "load_1m" in host:
+        parts.append(f"- host at the start: {host.get('cpus', '?')} CPUs, load average "
+                     f"{host['load_1m']} (1 min), {host['load_5m']} (5 min)")  # fmt: skip
     return parts
 
 
