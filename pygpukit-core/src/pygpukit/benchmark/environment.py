@@ -29,8 +29,8 @@ def _commit() -> str | None:
 
 def host_load() -> dict[str, Any]:
     """The host's CPU count and load averages when the run starts. Tiny-op rows measure the
-    host as much as the library: on the lent H100, runs right after a test round read slower
-    for every library, so a reader needs to know what the host was doing."""
+    host as much as the library: on the lent H100 the slowest runs, for every library, came
+    right after a test round, so a reader needs to know what the host was doing."""
     load: dict[str, Any] = {"cpus": os.cpu_count()}
     try:
         one, five, _ = os.getloadavg()
