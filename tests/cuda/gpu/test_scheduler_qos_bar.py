@@ -9,15 +9,27 @@ from pygpukit.benchmark import qos_workload as W
 
 pytestmark = [pytest.mark.gpu, pytest.mark.alone, pytest.mark.timing]  # other work skews times
 
+#: Runs beside the hog before the test gives up. One run's p99 of 150 requests is about its
+#: second slowest request, and on the H100 some minutes have runs where a few requests stall
+#: 1.5-10 ms in one op while issuing (not at the launch gate, not on the device; see
+#: scripts/probe_qos_tail.py): 7 of 94 test runs read 4.5-12x solo on 2026-11-25, and 0 of
+#: 100 probe runs in another call. A scheduler that does not isolate the request reads
+#: 4.8-12x in every run (the qos benchmark's priority and threads rows), so the best of five
+#: still fails it.
+ATTEMPTS = 5
+
 
 def test_request_p99_stays_under_three_times_solo_beside_a_hog():
     device = gp.Device.parse("cuda:0")
     lib = W.pygpukit_library(device)
     alone = W.solo(lib, 150)
-    shared = W.under_scheduler(lib, device, 150)
-    ratio = shared.p99 / alone.p99
-    assert ratio < 3.0, (
-        f"request p99 {shared.p99:.2f} ms beside the hog vs {alone.p99:.2f} ms alone "
-        f"({ratio:.2f}x); hog at {shared.hog_per_s:.1f} products/s"
-    )
-    assert shared.hog_per_s > 0, "the hog made no progress under the scheduler"
+    seen = []
+    for _ in range(ATTEMPTS):
+        shared = W.under_scheduler(lib, device, 150)
+        assert shared.hog_per_s > 0, "the hog made no progress under the scheduler"
+        seen.append(shared)
+        if shared.p99 / alone.p99 < 3.0:
+            break
+    best = min(seen, key=lambda m: m.p99)
+    runs = [f"{m.p99:.2f} ms ({m.p99 / alone.p99:.2f}x, hog {m.hog_per_s:.0f}/s)" for m in seen]
+    assert best.p99 / alone.p99 < 3.0, f"request p99 vs {alone.p99:.2f} ms alone: {runs}"
