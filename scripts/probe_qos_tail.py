@@ -13,8 +13,10 @@ more frequent (the qos test failed 4 of 8 runs against 0 of 8); making best-effo
 step aside while a guaranteed task issues did not change them (10 of 50 runs at 3x solo or
 more, against 8 of 50). Under py-spy the request's waits that showed were on the driver's
 mutex (in cuLaunchKernel, cuEventRecord, cuBLASLt's cuLaunchKernelEx) beside the hog
-spinning in cuStreamSynchronize; `--hog-sync poll` tests that lead, but in the minute it ran
-neither way had a slow run (0 of 100). How often they come varies by machine and minute.
+spinning in cuStreamSynchronize, but a hog that polls instead (`--hog-sync poll`) did not
+change them either: in turns over a slow stretch, 7 of 60 runs at 3x solo or more (54 slow
+requests) with the spinning hog, 6 of 60 (45) with the polling one. How often they come
+varies by machine and minute: 0 of 100 runs in one call, 18 of 100 in another.
 """
 
 from __future__ import annotations
