@@ -17,6 +17,8 @@ spinning in cuStreamSynchronize, but a hog that polls instead (`--hog-sync poll`
 change them either: in turns over a slow stretch, 7 of 60 runs at 3x solo or more (54 slow
 requests) with the spinning hog, 6 of 60 (45) with the polling one. How often they come
 varies by machine and minute: 0 of 100 runs in one call, 18 of 100 in another.
+scripts/probe_cpu_stalls.py found the cause: the host's CPU itself runs several times slower
+for tens of milliseconds at a time, alone or beside the hog.
 """
 
 from __future__ import annotations
