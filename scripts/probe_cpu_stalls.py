@@ -53,6 +53,9 @@ class Sample(ctypes.Structure):
                 ("depth", ctypes.c_int32), ("pc", ctypes.c_void_p * 32)]  # fmt: skip
 
 
+_LIBC = ctypes.CDLL(None)  # for dladdr
+
+
 class DlInfo(ctypes.Structure):
     _fields_ = [("fname", ctypes.c_char_p), ("fbase", ctypes.c_void_p),
                 ("sname", ctypes.c_char_p), ("saddr", ctypes.c_void_p)]  # fmt: skip
@@ -121,12 +124,14 @@ def report(name: str, r: dict[str, np.ndarray], slow_us: float, calib_median: fl
           f"{pct(slow, ~slow_cpu):.2f}%")  # fmt: skip
     if slow.any():
         share = r["cpu"][slow].sum() / r["wall"][slow].sum() * 100
+        moved = (r["cpu_in"] != r["cpu_out"])[slow].mean()
         print(f"  slow requests: run-queue wait max {r['runq'][slow].max() / 1e3:.0f} us, "
               f"involuntary switches {int(r['involuntary'][slow].sum())}, none voluntary in "
               f"{(r['voluntary'][slow] == 0).mean() * 100:.0f}%, CPU time {share:.0f}% of "
-              "their wall time")  # fmt: skip
-    runs, n = collections.Counter(), 0
-    for s in slow_cpu:
+              f"their wall time, moved CPU in {moved:.0%}")  # fmt: skip
+    runs: collections.Counter[int] = collections.Counter()
+    n = 0
+    for s in [*slow_cpu, False]:  # the False ends a run still open at the end
         if s:
             n += 1
         elif n:
@@ -137,7 +142,7 @@ def report(name: str, r: dict[str, np.ndarray], slow_us: float, calib_median: fl
 def symbol(pc: int, cache: dict[int, str]) -> str:
     if pc not in cache:
         info = DlInfo()
-        if not ctypes.CDLL(None).dladdr(ctypes.c_void_p(pc), ctypes.byref(info)):
+        if not _LIBC.dladdr(ctypes.c_void_p(pc), ctypes.byref(info)):
             cache[pc] = "?"
         else:
             lib = os.path.basename((info.fname or b"?").decode())
