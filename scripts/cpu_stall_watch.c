@@ -106,7 +106,9 @@ void cw_leave(void) {
   getrusage(RUSAGE_THREAD, &ru);
   int i = atomic_fetch_add(&n_regions, 1);
   if (i >= MAX_REGIONS) return;
-  regions[i] = (region_t){cur.t, end - cur.t, cpu - cur.cpu, runq - cur.runq,
+  // -1: /proc gave no run-queue figure at one end, so there is no wait to report
+  int64_t waited = (runq < 0 || cur.runq < 0) ? -1 : runq - cur.runq;
+  regions[i] = (region_t){cur.t, end - cur.t, cpu - cur.cpu, waited,
                           ru.ru_nvcsw - cur.voluntary, ru.ru_nivcsw - cur.involuntary,
                           cur.calib_before, calibration_ns(), cur.cpu_in, sched_getcpu()};
 }

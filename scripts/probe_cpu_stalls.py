@@ -125,7 +125,9 @@ def report(name: str, r: dict[str, np.ndarray], slow_us: float, calib_median: fl
     if slow.any():
         share = r["cpu"][slow].sum() / r["wall"][slow].sum() * 100
         moved = (r["cpu_in"] != r["cpu_out"])[slow].mean()
-        print(f"  slow requests: run-queue wait max {r['runq'][slow].max() / 1e3:.0f} us, "
+        runq = r["runq"][slow]
+        waited = "not reported" if (runq < 0).any() else f"max {runq.max() / 1e3:.0f} us"
+        print(f"  slow requests: run-queue wait {waited}, "
               f"involuntary switches {int(r['involuntary'][slow].sum())}, none voluntary in "
               f"{(r['voluntary'][slow] == 0).mean() * 100:.0f}%, CPU time {share:.0f}% of "
               f"their wall time, moved CPU in {moved:.0%}")  # fmt: skip
