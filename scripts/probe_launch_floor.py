@@ -32,13 +32,8 @@ import numpy as np
 import pygpukit as gp
 from pygpukit._ops import elementwise
 from pygpukit.benchmark.timing import ISSUE_CALLS, issue_us, per_call_interleaved
-from pygpukit_cuda import launch_plan, launcher
 from pygpukit_cuda.device import _allocators
-from pygpukit_cuda.device_facts import data_ptr
-
-NOOP = r"""
-extern "C" __global__ void pgk_probe_store(float* y) { y[threadIdx.x] = 1.0f; }
-"""
+from pygpukit_cuda.launch_floor import bare_launch
 
 
 def cases() -> tuple[dict[str, Callable[[], Any]], Callable[[], None]]:
@@ -46,16 +41,14 @@ def cases() -> tuple[dict[str, Callable[[], Any]], Callable[[], None]]:
     a = gp.asarray(np.array([1.5], np.float32), device="cuda")
     b = gp.asarray(np.array([2.25], np.float32), device="cuda")
     gp.add(a, b)  # learns the fast path
-    fn = launcher.function(0, "pgk_probe_store", NOOP, "@Q")
-    plan = launch_plan.make(fn.context, fn.handle, (1,), (1,), 0, fn.packer.pack(0), [(0, "P")])
-    out = data_ptr(a)
+    launch = bare_launch(0)
     allocate = _allocators[a.device.index].allocate
     door = elementwise._doors["add"]
     fresh = door.known["float32"][2]
     steps: dict[str, Callable[[], Any]] = {
-        "native launch (LaunchPlan)": lambda: plan(0, out),
+        "native launch (LaunchPlan)": launch,
         "pool allocation and free": lambda: allocate(4),
-        "allocation + launch": lambda: (allocate(4), plan(0, out)),
+        "allocation + launch": lambda: (allocate(4), launch()),
         "fast path (fresh)": lambda: fresh(a, b),
         "front door": lambda: door.cell[0](a, b),
         "gp.add": lambda: gp.add(a, b),

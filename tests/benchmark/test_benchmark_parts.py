@@ -4,6 +4,7 @@ the markdown table and the comparison of runs."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import numpy as np
 import pygpukit as gp
@@ -11,8 +12,9 @@ import pytest
 from pygpukit.benchmark import cases as C
 from pygpukit.benchmark.peers import NumpyPeer, TorchPeer, make_peers
 from pygpukit.benchmark.report import changes, markdown_table
-from pygpukit.benchmark.results import PASS, Row, Run
+from pygpukit.benchmark.results import PASS, PeerResult, Row, Run
 from pygpukit.benchmark.runner import Bench, compare, run_array_case
+from pygpukit.benchmark.special import FLOOR, note_issue_time
 from pygpukit.benchmark.timing import (
     ISSUE_CALLS,
     Clock,
@@ -109,6 +111,39 @@ def test_issue_time_counts_the_calls_but_not_the_sync() -> None:
     assert order == (["a"] * ISSUE_CALLS + ["b"] * ISSUE_CALLS) * 3  # turns, as in a sample
     assert 50 <= slow < 1000  # the calls' own 50 us each, without the sync's share
     assert fast < 100
+
+
+def _busy(us: float) -> Callable[[], None]:
+    def call() -> None:
+        end = time.perf_counter() + us * 1e-6
+        while time.perf_counter() < end:
+            pass
+
+    return call
+
+
+def test_issue_time_note_puts_ours_beside_the_launch_floor() -> None:
+    """A tiny row's note gives the floor (the bare launch, timed in the same turns) and how
+    far ours is over it; the figures in the note are those in the row's extra."""
+    row = Row("tiny", "add", "1 element", unit="us/call", tol=0.0)
+    peer = PeerResult("torch")
+    timed = [(row, _busy(60), lambda: None), (peer, _busy(5), lambda: None)]
+    note_issue_time(row, timed, (_busy(25), lambda: None))
+    got = row.extra["issue_us"]
+    assert list(got) == ["ours", "torch", FLOOR]
+    assert 25 <= got[FLOOR] < got["ours"]
+    assert f"{FLOOR} {got[FLOOR]:.2f}, ours {got['ours'] - got[FLOOR]:+.2f} over it" in row.note
+    assert row.note.startswith(f"host time alone (us/call, {ISSUE_CALLS} calls): ours ")
+
+
+def test_issue_time_note_without_ours_gives_the_floor_alone() -> None:
+    row = Row("tiny", "add", "1 element", unit="us/call", tol=0.0)
+    row.note = "wrong result, not timed"
+    note_issue_time(row, [(PeerResult("torch"), _busy(5), lambda: None)],
+                    (_busy(5), lambda: None))  # fmt: skip
+    assert list(row.extra["issue_us"]) == ["torch", FLOOR]
+    assert row.note.startswith("wrong result, not timed; host time alone")
+    assert "over it" not in row.note
 
 
 def test_rotation_cycles_and_copies_cover_the_cache() -> None:

@@ -143,3 +143,51 @@ def test_launch_floor_probe_times_every_step(null_driver: Path, tmp_path: Path) 
                                "allocation + launch", "fast path (fresh)", "front door",
                                "gp.add"]  # fmt: skip
         assert all(us > 0 for us in steps.values())
+
+
+FLOOR_PROBE = """
+    import ctypes, gc, json, os
+    import pygpukit as gp
+    from pygpukit_cuda.launch_floor import bare_launch
+
+    lib = ctypes.CDLL(os.environ["PYGPUKIT_CUDA_DRIVER"])
+    lib.null_last_stream.restype = ctypes.c_ulonglong
+
+    def launches():
+        out = (ctypes.c_ulonglong * 3)()
+        lib.null_counts(out)
+        return out[0]
+
+    facts = {}
+    used = gp.memory.stats("cuda:0")["used"]
+    stream = gp.cuda.Stream(non_blocking=True)
+    on_default = bare_launch(0)
+    with stream:
+        on_stream = bare_launch(0)
+    start = launches()
+    for _ in range(5):
+        on_default()
+    facts["default"] = [launches() - start, lib.null_last_stream()]
+    start = launches()
+    for _ in range(3):
+        on_stream()
+    facts["stream"] = [launches() - start, lib.null_last_stream() == stream.ptr != 0]
+    facts["held"] = gp.memory.stats("cuda:0")["used"] - used
+    del on_default, on_stream
+    gc.collect()
+    gp.cuda.synchronize()
+    facts["after"] = gp.memory.stats("cuda:0")["used"] - used
+    print(json.dumps(facts))
+"""
+
+
+def test_bare_launch_is_one_launch_on_the_stream_it_was_made_on(
+    null_driver: Path, tmp_path: Path
+) -> None:
+    """`launch_floor.bare_launch`, the floor the benchmark's tiny rows time: each call is
+    exactly one launch, on the stream current when it was made; the array it writes lives
+    as long as it does."""
+    facts = run_python(FLOOR_PROBE, null_driver, tmp_path)
+    assert facts["default"] == [5, 0]
+    assert facts["stream"] == [3, True]
+    assert facts["held"] > 0 and facts["after"] == 0

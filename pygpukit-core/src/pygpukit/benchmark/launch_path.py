@@ -24,7 +24,7 @@ from .cases import SpecialCase
 from .peers import Peer
 from .results import ERROR, FAIL, MISSING, PASS, PeerResult, Row
 from .runner import Bench, _join, _short
-from .special import _ratios, note_issue_time
+from .special import _ratios, launch_floor, note_issue_time
 from .timing import Stats, per_call_interleaved
 
 #: (M, K, N) of the decode-shaped products
@@ -107,7 +107,7 @@ def _stream_add(case: SpecialCase, bench: Bench, row: Row) -> None:
             stats = per_call_interleaved([(fn, sync) for _, fn, sync in timed], calls,
                                          warmup=bench.warmup, repeats=bench.repeats,
                                          budget_s=bench.budget_s)  # fmt: skip
-            note_issue_time(row, timed)
+            note_issue_time(row, timed, launch_floor(row, bench, stream.synchronize))
         finally:
             if t is not None:
                 t.cuda.set_stream(before)

@@ -51,16 +51,18 @@ def run_tiny(case: SpecialCase, bench: Bench) -> Row:
         if add is not None:
             timed.append((result, add, peer.sync))
     try:
-        stats = per_call_interleaved([(fn, sync) for _, fn, sync in timed], calls,
-                                     warmup=bench.warmup, repeats=bench.repeats,
-                                     budget_s=bench.budget_s)  # fmt: skip
-        for (who, _, _), got in zip(timed, stats, strict=True):
-            who.stats = got
-        if timed and timed[0][0] is row:
-            row.status = PASS
-        note_issue_time(row, timed)
+        if timed:  # nothing to time where ours failed its check and no peer is loaded
+            stats = per_call_interleaved([(fn, sync) for _, fn, sync in timed], calls,
+                                         warmup=bench.warmup, repeats=bench.repeats,
+                                         budget_s=bench.budget_s)  # fmt: skip
+            for (who, _, _), got in zip(timed, stats, strict=True):
+                who.stats = got
+            if timed[0][0] is row:
+                row.status = PASS
+            note_issue_time(row, timed, launch_floor(row, bench, bench.sync))
     except Exception as exc:
-        row.status, row.note = ERROR, f"timing: {type(exc).__name__}: {_short(exc)}"
+        row.status = ERROR
+        row.note = _join(row.note, f"timing: {type(exc).__name__}: {_short(exc)}")
     finally:
         timed.clear()  # the arrays go before the caches are emptied
         bench.release()
@@ -107,17 +109,51 @@ def _tiny_peer(peer: Peer, result: PeerResult) -> Callable[[], Any] | None:
     return lambda: add(a, b)
 
 
+#: the name of the floor in a tiny row's ``issue_us`` and note
+FLOOR = "native launch alone"
+
+
 def note_issue_time(
-    row: Row, timed: list[tuple[Row | PeerResult, Callable[[], Any], Callable[[], None]]]
+    row: Row,
+    timed: list[tuple[Row | PeerResult, Callable[[], Any], Callable[[], None]]],
+    floor: tuple[Callable[[], Any], Callable[[], None]] | None = None,
 ) -> None:
-    """Each contestant's host time alone (`issue_us`) in the row's note and extra."""
+    """Each contestant's host time alone (`issue_us`) in the row's note and extra; with
+    `floor` (a bare launch and its sync, see `launch_floor`), timed in the same turns, also
+    the floor and how far ours is over it."""
     if not timed:
         return
-    got = issue_us([(fn, sync) for _, fn, sync in timed])
+    contestants = [(fn, sync) for _, fn, sync in timed] + ([floor] if floor else [])
+    got = issue_us(contestants)
     names = [who.name if isinstance(who, PeerResult) else "ours" for who, _, _ in timed]
+    text = ", ".join(f"{name} {us:.2f}" for name, us in zip(names, got, strict=False))
+    if floor:
+        names.append(FLOOR)
+        if timed[0][0] is row:
+            text += f"; {FLOOR} {got[-1]:.2f}, ours {got[0] - got[-1]:+.2f} over it"
+        else:
+            text += f"; {FLOOR} {got[-1]:.2f}"
     row.extra["issue_us"] = dict(zip(names, got, strict=True))
-    text = ", ".join(f"{name} {us:.2f}" for name, us in zip(names, got, strict=True))
     row.note = _join(row.note, f"host time alone (us/call, {ISSUE_CALLS} calls): {text}")
+
+
+def launch_floor(
+    row: Row, bench: Bench, sync: Callable[[], None]
+) -> tuple[Callable[[], Any], Callable[[], None]] | None:
+    """The bare native launch on the bench's GPU, on the stream current now, with `sync`: the
+    host's floor under every tiny op. None off a GPU or without pygpukit-cuda; None, said in
+    the row's note, where it cannot be made (the row keeps its figures)."""
+    if bench.device.type != "cuda":
+        return None
+    try:
+        from pygpukit_cuda.launch_floor import bare_launch
+    except ImportError:
+        return None
+    try:
+        return bare_launch(bench.device.index), sync
+    except Exception as exc:
+        row.note = _join(row.note, f"no launch floor: {type(exc).__name__}: {_short(exc)}")
+        return None
 
 
 def _ratios(row: Row) -> None:
