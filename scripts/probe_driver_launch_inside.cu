@@ -11,11 +11,12 @@
 //   busy      host time per launch with the GPU idle against the GPU held by a spinning
 //             kernel (the launches queue behind it) and a spinning kernel on another stream.
 //
-// On the lent H100 (driver 580, a KVM guest) it read: a core clock of 1.84-2.68 GHz
-// (this build machine's: 3.3-3.45); no system call in 6400 launches; 6 mutex pairs a launch,
-// a lock 330 cycles and an unlock 190 (7-8 ns for a pair in a private loop); the launch
-// 8,000-8,800 cycles; a quarter of the samples in libc's mutex code; the GPU's state moved it
-// by 2-4%. Build and run there:
+// On the lent H100 (driver 580, a KVM guest) it read: a core clock of 2.5-2.7 GHz at the
+// median (this build machine's: 3.3-3.45); no system call in 6400 launches (other threads: 0-1); 6 mutex pairs a
+// launch, a lock 210-330 TSC cycles and an unlock 190-210 (a private pair: 25-27 ns once
+// CUDA runs in the process; 7-9 ns in another process without CUDA); the launch 8,800-11,200 TSC cycles (2.1 GHz) with the
+// counting on; a quarter of the samples in libc's mutex code; the GPU's state moved the launch
+// by 2-4% (benchmarks/h100-2026-11-25e-launch-floor.md). Build and run there:
 //
 //     nvcc -O2 -arch=sm_90 -Xlinker --export-dynamic -o /tmp/pdli scripts/probe_driver_launch_inside.cu -lcuda
 //     /tmp/pdli              # all parts; or name some: /tmp/pdli clock mutexes
@@ -191,7 +192,21 @@ extern "C" int pthread_mutex_unlock(pthread_mutex_t* m) noexcept {
 
 namespace {
 
-void part_mutexes(Kernel& k) {
+// A lock and unlock of a mutex only this thread uses, through libc's own functions.
+double private_pair_ns() {
+  if (!g_real_lock) g_real_lock = (int (*)(pthread_mutex_t*))dlsym(RTLD_NEXT, "pthread_mutex_lock");
+  if (!g_real_unlock)
+    g_real_unlock = (int (*)(pthread_mutex_t*))dlsym(RTLD_NEXT, "pthread_mutex_unlock");
+  pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+  const double t0 = now_s();
+  for (int i = 0; i < 1000000; ++i) {
+    g_real_lock(&m);
+    g_real_unlock(&m);
+  }
+  return (now_s() - t0) * 1e3;
+}
+
+void part_mutexes(Kernel& k, double before_cuda_ns) {
   const int bursts = 500;
   unsigned long long launch_cycles = 0;
   for (int b = 0; b < bursts; ++b) {
@@ -211,13 +226,8 @@ void part_mutexes(Kernel& k) {
          "the launch %.0f TSC cycles with the counting\n",
          g_locks / n, double(g_lock_cycles) / g_locks, g_unlocks / n,
          double(g_unlock_cycles) / g_unlocks, launch_cycles / n);
-  pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;  // libc's own functions, not ours
-  const double t0 = now_s();
-  for (int i = 0; i < 1000000; ++i) {
-    g_real_lock(&m);
-    g_real_unlock(&m);
-  }
-  printf("mutexes: a private lock+unlock pair takes %.1f ns\n", (now_s() - t0) * 1e3);
+  printf("mutexes: a private lock+unlock pair takes %.1f ns before CUDA starts, %.1f ns after\n",
+         before_cuda_ns, private_pair_ns());
 }
 
 // -- hot -----------------------------------------------------------------------------------
@@ -317,12 +327,13 @@ bool wanted(int argc, char** argv, const char* part) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const double before_cuda_ns = private_pair_ns();
   if (wanted(argc, argv, "clock")) part_clock();
   if (wanted(argc, argv, "syscalls")) part_syscalls();  // before this process opens CUDA
   if (!(wanted(argc, argv, "mutexes") || wanted(argc, argv, "hot") || wanted(argc, argv, "busy")))
     return 0;
   Kernel k = make_kernel();
-  if (wanted(argc, argv, "mutexes")) part_mutexes(k);
+  if (wanted(argc, argv, "mutexes")) part_mutexes(k, before_cuda_ns);
   if (wanted(argc, argv, "hot")) part_hot(k);
   if (wanted(argc, argv, "busy")) part_busy(k);
   const cudaError_t err = cudaDeviceSynchronize();

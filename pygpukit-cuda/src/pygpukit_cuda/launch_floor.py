@@ -2,11 +2,11 @@
 kernel through the native launch point (a LaunchPlan: one vectorcall into C++, then
 ``cuLaunchKernel``), with no allocation, dispatch or array made per call.
 
-On the lent H100 the driver's own launch is 8,000-9,000 CPU cycles with no system call
-(scripts/probe_driver_launch_inside.cu), and that host's cores ran at 1.8-2.7 GHz: the floor
-moves between about 3.3 and 4.6 us with the host's minute. The benchmark's tiny rows time it
-beside ours and the peers' add, so each row says how much of a tiny op's host time is the
-driver's and how much is ours.
+On the lent H100 the driver's own launch is user-space CPU work with no system call and six
+mutex pairs (scripts/probe_driver_launch_inside.cu), and the floor moved between 3.3 and
+5.1 us with the host's load (benchmarks/h100-2026-11-25e-launch-floor.md). The benchmark's
+tiny rows time it beside ours and the peers' add, so each row says how much of a tiny op's
+host time is the driver's and how much is ours.
 """
 
 from __future__ import annotations
