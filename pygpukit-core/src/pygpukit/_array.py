@@ -56,9 +56,13 @@ class GPUArray:
     def empty(cls, shape: tuple[int, ...], dtype: DataType, device: Device) -> GPUArray:
         """A new contiguous array with uninitialised contents."""
         size = dtype.itemsize
-        if len(shape) == 1:  # the common case, without the general strides loop
+        if len(shape) == 1:  # the common cases, without the general strides loop
             buffer = backend_of(device).allocate(device, size * shape[0])
             return cls(buffer, shape, dtype, device, (size,))
+        if len(shape) == 2:  # a matmul's output, every decode-step product
+            m, n = shape
+            buffer = backend_of(device).allocate(device, size * m * n)
+            return cls(buffer, shape, dtype, device, (size * max(n, 1), size))
         nbytes = size
         for n in shape:
             nbytes *= n
