@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pygpukit import testing as gpt
+from pygpukit._views import contiguous_strides
 
 FAST = settings(max_examples=50, deadline=None)
 
@@ -23,6 +24,23 @@ def test_metadata_matches_numpy(x: gp.GPUArray) -> None:
         np.testing.assert_array_equal(x.mT.to_numpy(), np.swapaxes(h, -1, -2))
     if x.ndim == 2:
         np.testing.assert_array_equal(x.T.to_numpy(), h.T)
+
+
+@FAST
+@given(st.lists(st.integers(0, 5), min_size=0, max_size=4), gpt.dtypes())
+def test_empty_strides_are_numpys_for_every_rank_and_zero_sizes(
+    shape: list[int], dtype: gp.DataType
+) -> None:
+    """GPUArray.empty has fast paths for 1-D and 2-D shapes (matmul outputs); every rank
+    gets the general C-contiguous strides (zero-size dimensions count as 1, so strides stay
+    those of the nonempty shape; NumPy 2 gives such arrays other strides) and NumPy's byte
+    count."""
+    x = gp.GPUArray.empty(tuple(shape), dtype, gp.Device("cpu"))
+    want = np.empty(tuple(shape), dtype.to_numpy_dtype())
+    assert x.strides == contiguous_strides(tuple(shape), dtype.itemsize)
+    assert x.nbytes == want.nbytes and x.to_numpy().shape == want.shape
+    if want.size:
+        assert x.strides == want.strides
 
 
 @FAST
