@@ -30,6 +30,7 @@ import functools
 
 from pygpukit.core import dtypes as dt
 
+from .cluster_helpers import CLUSTER_HELPERS
 from .ctypes_table import load_any
 from .decode_fused_source import _CONVERT
 from .decode_source import _HALVES, _fast_load
@@ -44,32 +45,6 @@ TILE = 64
 #: the compiled head-dim bounds (D and Dv at most this, multiples of 8)
 DIMS = (64, 128)
 
-_HELPERS = r"""
-// a shared-memory address in the 32-bit shared window, as mapa and ld.shared::cluster take it
-__device__ __forceinline__ unsigned pgk_smem_addr(const void* p) {
-  unsigned a;
-  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
-  return a;
-}
-// the float at shared address `addr` of block `rank` of this cluster
-__device__ __forceinline__ float pgk_ld_cluster(unsigned addr, unsigned rank) {
-  unsigned remote;
-  float v;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(addr), "r"(rank));
-  asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
-  return v;
-}
-// every thread of every block of the cluster: writes before it are seen by reads after it
-__device__ __forceinline__ void pgk_cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
-  asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-__device__ __forceinline__ unsigned pgk_cluster_rank() {
-  unsigned r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-  return r;
-}
-"""
 
 # @NAME@, @MAXD@, @CL@, @ROWS@, @TILE@, @LO@, @HI@, @T@ (storage dtype name), @OSIZE@
 _KERNEL = r"""
@@ -405,7 +380,7 @@ def attend_cluster_kernel(out: dt.DataType, maxd: int, fused: bool = False) -> t
                        ("F2S", f2s), ("S2F", s2f)):  # fmt: skip
         body = body.replace(f"@{key}@", str(value))
     head = PREAMBLE + load_any(dt.float32) + _fast_load(dt.float32, out) + extra
-    return name, head + _HELPERS + body
+    return name, head + CLUSTER_HELPERS + body
 
 
 def all_sources() -> list[tuple[str, str]]:
