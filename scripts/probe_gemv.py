@@ -134,19 +134,26 @@ def _decoder_replay_us() -> float:
 
 def variants(shapes: Sequence[tuple[int, ...]]) -> None:
     """GPU time per call of kernel variants (loads in flight per thread, programmatic launch
-    on or off) and cuBLASLt, and the decoder graph's replay with each."""
+    on or off, the strip widths allowed) and cuBLASLt, and the decoder graph's replay with
+    each."""
     from pygpukit_cuda.kernels import gemv_source as gs
 
-    pdl_wait = gs.PDL_WAIT
+    pdl_wait, strips = gs.PDL_WAIT, gs.STRIPS
     print(
         "| variant | " + " | ".join("x".join(map(str, s)) for s in shapes) + " | decoder replay |"
     )
     print("|---" * (len(shapes) + 2) + "|")
-    for name, unroll, pdl in (("unroll 8, PDL", 8, True), ("unroll 8", 8, False),
-                              ("unroll 16", 16, False), ("unroll 4", 4, False),
-                              ("unroll 16, PDL", 16, True), ("cuBLASLt", 0, False)):  # fmt: skip
+    # (name, rows in flight per thread, programmatic launch, strips allowed)
+    for name, unroll, pdl, allowed in (
+        ("unroll 8, PDL", 8, True, strips), ("unroll 8", 8, False, strips),
+        ("unroll 16", 16, False, strips), ("unroll 4", 4, False, strips),
+        ("unroll 8, PDL, strip 64 at most", 8, True, strips[1:]),
+        ("unroll 8, PDL, strip 128 always", 8, True, strips[:1]),
+        ("unroll 4, PDL", 4, True, strips), ("cuBLASLt", 0, False, strips),
+    ):  # fmt: skip
         gemv.ENABLED = unroll > 0
         gs.UNROLL, gs.PDL_WAIT = max(unroll, 1), pdl_wait if pdl else ""
+        gs.STRIPS = allowed
         gs.gemv_kernel.cache_clear()
         plans.forget()
         cells = []

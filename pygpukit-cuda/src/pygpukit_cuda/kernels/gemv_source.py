@@ -49,7 +49,7 @@ THREADS = 256
 UNROLL = 8
 #: output columns per cluster, widest first (a block's threads: strip / 8 side by side, the
 #: rest in row groups)
-STRIPS = (128, 64, 32)
+STRIPS: tuple[int, ...] = (128, 64, 32)
 DTYPES = (dt.float16, dt.bfloat16)
 ARG_FORMAT = "@QQQ" + "q" * 4
 
