@@ -151,3 +151,13 @@ def test_native_check_maps_sticky_codes() -> None:
     assert out.returncode == 0, out.stderr
     assert "LOST cuCtxSynchronize failed" in out.stdout
     assert "context is lost" in out.stdout and "restarted" in out.stdout
+
+
+def test_cluster_launch_refusals_are_told_from_other_failures() -> None:
+    from pygpukit_cuda.launch_limits import cluster_launch_refused
+
+    for name in ("CUDA_ERROR_INVALID_CLUSTER_SIZE", "CUDA_ERROR_NOT_SUPPORTED",
+                 "CUDA_ERROR_INVALID_VALUE", "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"):  # fmt: skip
+        assert cluster_launch_refused(RuntimeError(f"cuLaunchKernel failed: {name}"))
+    illegal = RuntimeError("cuLaunchKernel failed: CUDA_ERROR_ILLEGAL_ADDRESS")
+    assert not cluster_launch_refused(illegal)

@@ -16,7 +16,7 @@ import os
 from pygpukit import GPUArray
 from pygpukit.core import dtypes as dt
 
-from . import launcher
+from . import launch_limits, launcher
 from .device_facts import compute_capability
 from .device_facts import data_ptr as _ptr
 from .kernels import attend_cluster_source as ac
@@ -30,8 +30,6 @@ MAX_SLOTS = 4096
 #: devices where a cluster launch was refused (then the old path serves them)
 _refused: set[int] = set()
 
-#: driver error names of a refused launch shape (CUDA_ERROR_INVALID_CLUSTER_SIZE, ...)
-_REFUSALS = ("CLUSTER", "NOT_SUPPORTED", "INVALID_VALUE", "LAUNCH_OUT_OF_RESOURCES")
 _ARGS = "@QQQQQQ" + "iii" + "q" * 19 + "dq"
 #: the fused variant's extra arguments: new keys and values, tables, positions, slots
 _FUSED_ARGS = _ARGS + "QQQQQQ" + "q" * 16 + "iiii"
@@ -103,9 +101,8 @@ def launch(q: GPUArray, k: GPUArray, v: GPUArray, starts: GPUArray, ends: GPUArr
     try:
         fn.launch((ac.CLUSTER, b * hkv, 1), (ac.THREADS,), args)
     except RuntimeError as exc:
-        # a driver or GPU refusing the cluster launch (the driver's error name says so):
-        # the two-kernel path from now on; any other failure is the caller's to see
-        if not any(word in str(exc) for word in _REFUSALS):
+        # refused: the two-kernel path from now on
+        if not launch_limits.cluster_launch_refused(exc):
             raise
         _refused.add(index)
         return False

@@ -28,7 +28,7 @@ import os
 from pygpukit import GPUArray
 from pygpukit.core import dtypes as dt
 
-from . import attend_cluster, launcher
+from . import attend_cluster, launch_limits, launcher
 from .device_facts import compute_capability
 from .device_facts import data_ptr as _ptr
 from .kernels import attend_short_source as ks
@@ -125,7 +125,7 @@ def _launch(out: GPUArray, q_ptr: int, q_strides: tuple[int, int, int], group: i
     except RuntimeError as exc:
         # a driver or GPU refusing the cluster launch: the older paths from now on (they
         # share the refusal set, so the older cluster kernel is not tried either)
-        if not any(word in str(exc) for word in attend_cluster._REFUSALS):
+        if not launch_limits.cluster_launch_refused(exc):
             raise
         attend_cluster._refused.add(index)
         return False

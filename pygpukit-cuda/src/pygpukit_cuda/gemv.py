@@ -18,7 +18,7 @@ from typing import Any
 from pygpukit import GPUArray
 from pygpukit.core import dtypes as dt
 
-from . import launch_plan, launcher, streams
+from . import launch_limits, launch_plan, launcher, streams
 from .device_facts import compute_capability, sm_count
 from .device_facts import data_ptr as _ptr
 from .kernels import gemv_source as gs
@@ -27,8 +27,6 @@ from .kernels import gemv_source as gs
 ENABLED = os.environ.get("PYGPUKIT_GEMV", "1") != "0"
 #: devices where the cluster launch was refused (cuBLASLt serves them from then on)
 _refused: set[int] = set()
-#: driver error names of a refused launch shape (as attend_cluster.py)
-_REFUSALS = ("CLUSTER", "NOT_SUPPORTED", "INVALID_VALUE", "LAUNCH_OUT_OF_RESOURCES")
 
 
 def status() -> str:
@@ -95,7 +93,7 @@ def run(x1: GPUArray, x2: GPUArray, out: GPUArray) -> Ready | None:
     try:
         ready(_ptr(x1), _ptr(x2), _ptr(out))
     except RuntimeError as exc:
-        if not any(word in str(exc) for word in _REFUSALS):
+        if not launch_limits.cluster_launch_refused(exc):
             raise
         _refused.add(out.device.index)
         return None

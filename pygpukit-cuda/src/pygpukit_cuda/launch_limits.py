@@ -27,6 +27,16 @@ _FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
 
 _AXES = "xyz"
 
+#: driver error names of a refused cluster launch shape (CUDA_ERROR_INVALID_CLUSTER_SIZE, ...)
+_CLUSTER_REFUSALS = ("CLUSTER", "NOT_SUPPORTED", "INVALID_VALUE", "LAUNCH_OUT_OF_RESOURCES")
+
+
+def cluster_launch_refused(exc: BaseException) -> bool:
+    """Whether a failed launch of a thread-block cluster kernel is the driver or GPU refusing
+    the cluster shape (its error name says so): the caller then takes its non-cluster path
+    from now on. Any other failure is the caller's to raise."""
+    return any(word in str(exc) for word in _CLUSTER_REFUSALS)
+
 
 @dataclass(frozen=True)
 class DeviceLimits:
